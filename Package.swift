@@ -1,0 +1,100 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "OpenInstant",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "InstantJSON", targets: ["InstantJSON"]),
+        .library(name: "InstantPDF", targets: ["InstantPDF"]),
+        .library(name: "InstantServer", targets: ["InstantServer"]),
+        .library(name: "InstantTesting", targets: ["InstantTesting"]),
+        .executable(name: "instant", targets: ["instant"]),
+        .executable(name: "instant-bench", targets: ["instant-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // The data format: document JSON, every record type, validation, ULIDs.
+        .target(name: "InstantJSON"),
+        // zlib from the system, for FlateDecode.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Reading PDFs and turning their annotations and form values into Instant JSON.
+        .target(
+            name: "InstantPDF",
+            dependencies: [
+                "InstantJSON",
+                "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // The server as a library: routes, auth, storage.
+        .target(
+            name: "InstantServer",
+            dependencies: [
+                "InstantJSON",
+                "InstantPDF",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Shipped test support: a live server on an ephemeral port, JWT minting, fixtures.
+        .target(
+            name: "InstantTesting",
+            dependencies: [
+                "InstantServer",
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .executableTarget(
+            name: "instant",
+            dependencies: [
+                "InstantJSON",
+                "InstantPDF",
+                "InstantServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "instant-bench",
+            dependencies: [
+                "InstantJSON",
+                "InstantPDF",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "InstantJSONTests",
+            dependencies: [
+                "InstantJSON",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "InstantPDFTests", dependencies: ["InstantPDF", "InstantJSON"]),
+        .testTarget(
+            name: "InstantServerTests",
+            dependencies: [
+                "InstantServer",
+                "InstantTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

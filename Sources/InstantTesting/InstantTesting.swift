@@ -1,0 +1,1 @@
+// InstantTesting: see the module's documentation comments; this file is replaced as the module grows.

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `instant` command line: runs the server and works with documents and Instant JSON files.
+@main
+struct InstantCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "instant",
+        abstract: "OpenInstant: self-hosted real-time collaboration on PDF annotations.",
+        subcommands: []
+    )
+}
