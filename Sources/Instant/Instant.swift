@@ -1,0 +1,1 @@
+// Instant: the client SDK; this file is replaced as the module grows.
