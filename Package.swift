@@ -27,7 +27,7 @@ let package = Package(
     ],
     targets: [
         // The data format: document JSON, every record type, validation, ULIDs.
-        .target(name: "InstantJSON"),
+        .target(name: "InstantJSON", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // zlib from the system, for FlateDecode.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Reading PDFs and turning their annotations and form values into Instant JSON.
@@ -53,6 +53,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The client SDK: InstantClient, document descriptors, local store, sync cycle.
@@ -63,6 +64,10 @@ let package = Package(
             dependencies: [
                 "InstantServer",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -72,6 +77,9 @@ let package = Package(
                 "InstantPDF",
                 "InstantServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -97,6 +105,7 @@ let package = Package(
                 "InstantServer",
                 "InstantTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
     ],

@@ -6,6 +6,8 @@ struct InstantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "instant",
         abstract: "OpenInstant: self-hosted real-time collaboration on PDF annotations.",
-        subcommands: []
+        subcommands: [
+            ServeCommand.self, TokenCommand.self, UploadCommand.self, ExportCommand.self, ImportCommand.self,
+        ]
     )
 }

@@ -1,1 +1,0 @@
-// InstantJSON: see the module's documentation comments; this file is replaced as the module grows.

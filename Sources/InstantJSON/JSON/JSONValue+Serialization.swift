@@ -1,0 +1,113 @@
+import Foundation
+
+extension JSONValue {
+    /// The value as compact UTF-8 JSON.
+    ///
+    /// - Parameter sortedKeys: write object members in key order, so that equal values give equal
+    ///   bytes (the default).
+    public func serialized(sortedKeys: Bool = true) -> Data {
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        write(into: &output, sortedKeys: sortedKeys)
+        return Data(output)
+    }
+
+    /// The value as a compact JSON string.
+    public func serializedString(sortedKeys: Bool = true) -> String {
+        String(decoding: serialized(sortedKeys: sortedKeys), as: UTF8.self)
+    }
+
+    func write(into output: inout [UInt8], sortedKeys: Bool) {
+        switch self {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .integer(let value): output.append(contentsOf: String(value).utf8)
+        case .double(let value): Self.writeDouble(value, into: &output)
+        case .string(let value): Self.writeString(value, into: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (position, element) in elements.enumerated() {
+                if position > 0 { output.append(UInt8(ascii: ",")) }
+                element.write(into: &output, sortedKeys: sortedKeys)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            output.append(UInt8(ascii: "{"))
+            var first = true
+            let keys = sortedKeys ? members.keys.sorted() : Array(members.keys)
+            for key in keys {
+                if !first { output.append(UInt8(ascii: ",")) }
+                first = false
+                Self.writeString(key, into: &output)
+                output.append(UInt8(ascii: ":"))
+                members[key]!.write(into: &output, sortedKeys: sortedKeys)
+            }
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeDouble(_ value: Double, into output: inout [UInt8]) {
+        guard value.isFinite else {
+            // JSON has no infinities or NaN; such values cannot come from parsing.
+            output.append(contentsOf: "null".utf8)
+            return
+        }
+        // Swift prints the shortest digits that read back as the same double.
+        output.append(contentsOf: value.description.utf8)
+    }
+
+    static func writeString(_ value: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}

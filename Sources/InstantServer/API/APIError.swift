@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+
+/// An error answered to an HTTP client as `{"error": {"reason": "..."}}` with a status code.
+public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
+    /// The HTTP status of the answer.
+    public var status: HTTPResponse.Status
+    /// What went wrong and what to do, for the client.
+    public var reason: String
+    /// Extra response headers (for example `Content-Range` of a 416).
+    public var headers: HTTPFields
+
+    /// Creates an API error.
+    public init(_ status: HTTPResponse.Status, _ reason: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+    }
+
+    public var description: String { "\(status.code) \(reason)" }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = JSON.object(["error": .object(["reason": .string(reason)])]).encoded()
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        if status == .unauthorized {
+            headers[.wwwAuthenticate] = "Token"
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    static func badRequest(_ reason: String) -> APIError { APIError(.badRequest, reason) }
+    static func notFound(_ reason: String) -> APIError { APIError(.notFound, reason) }
+    static func unprocessable(_ reason: String) -> APIError { APIError(.unprocessableContent, reason) }
+    static func unauthorized(_ reason: String) -> APIError { APIError(.unauthorized, reason) }
+    static func forbidden(_ reason: String) -> APIError { APIError(.forbidden, reason) }
+}
+
+extension APIError {
+    /// The answer to a storage failure.
+    init(_ error: StorageError) {
+        switch error.code {
+        case .documentNotFound, .layerNotFound, .recordNotFound:
+            self.init(.notFound, error.message)
+        case .documentExists, .layerExists, .recordExists, .recordDeleted:
+            self.init(.conflict, error.message)
+        default:
+            self.init(.internalServerError, "The storage failed: \(error.message)")
+        }
+    }
+}

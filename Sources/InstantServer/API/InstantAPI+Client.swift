@@ -1,0 +1,161 @@
+import Foundation
+import Hummingbird
+
+extension InstantAPI {
+    /// Verifies the request's client token for the route's document and layer.
+    /// - Parameter permissions: The token needs at least one of these.
+    func authorizeClient(
+        _ request: Request,
+        _ context: InstantRequestContext,
+        verifier: ClientTokenVerifier?,
+        anyOf permissions: [String]
+    ) async throws -> (token: ClientToken, documentID: String, layer: String) {
+        let documentID = try documentID(context)
+        let layer = try layerName(context)
+        do {
+            guard let verifier else {
+                throw ClientTokenError(
+                    .invalidConfiguration,
+                    "The server has no JWT public key configured; start it with JWT_PUBLIC_KEY and JWT_ALGORITHM."
+                )
+            }
+            let presented =
+                request.headers[.authorization].flatMap(AuthorizationHeader.token(from:))
+                ?? request.uri.queryParameters["jwt"].map(String.init)
+            guard let presented, !presented.isEmpty else {
+                throw ClientTokenError(
+                    .missing,
+                    "This route needs a JWT: send 'Authorization: Token token=\"<jwt>\"' or ?jwt=<jwt>."
+                )
+            }
+            let token = try await verifier.verify(presented)
+            guard token.documentID == documentID else {
+                throw ClientTokenError(
+                    .wrongDocument,
+                    "The token is for document '\(token.documentID)', not '\(documentID)'."
+                )
+            }
+            guard token.layer == layer else {
+                throw ClientTokenError(
+                    .wrongLayer,
+                    "The token is for layer '\(token.layer)', not '\(layer)'."
+                )
+            }
+            guard permissions.contains(where: token.allows) else {
+                throw ClientTokenError(
+                    .permissionDenied,
+                    "The token lacks the permission \(permissions.map { "'\($0)'" }.joined(separator: " or "))."
+                )
+            }
+            return (token, documentID, layer)
+        } catch let error as ClientTokenError {
+            let status: HTTPResponse.Status =
+                switch error.code {
+                case .missing: .unauthorized
+                case .invalidConfiguration: .internalServerError
+                default: .forbidden
+                }
+            throw APIError(status, error.message)
+        }
+    }
+
+    /// `GET /i/d/{documentID}[/l/{layer}]/pdf`: the uploaded PDF for a client (needs `download` or
+    /// `read-document`); all layers share the document's one PDF.
+    func clientPDF(
+        _ request: Request,
+        _ context: InstantRequestContext,
+        verifier: ClientTokenVerifier?
+    ) async throws -> Response {
+        let (_, documentID, _) = try await authorizeClient(
+            request,
+            context,
+            verifier: verifier,
+            anyOf: ["download", "read-document"]
+        )
+        let document = try await requireDocument(documentID)
+        return try await pdfResponse(document, request: request)
+    }
+
+    /// `GET /i/d/{documentID}[/l/{layer}]/snapshot`: the layer's revision and live records, the
+    /// download a client does before its first sync. A named layer never written mirrors the base
+    /// records.
+    func clientSnapshot(
+        _ request: Request,
+        _ context: InstantRequestContext,
+        verifier: ClientTokenVerifier?
+    ) async throws -> Response {
+        let (_, documentID, layer) = try await authorizeClient(
+            request,
+            context,
+            verifier: verifier,
+            anyOf: ["read-document"]
+        )
+        _ = try await requireDocument(documentID)
+        _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
+        // One consistent read: every record with a revision above 0 is every record.
+        let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
+        let records = changes.records.filter { !$0.isDeleted }.map(Self.syncRecordJSON)
+        return Self.respond(["revision": .integer(changes.revision), "records": .array(records)])
+    }
+
+    /// The sync shape of a record: metadata plus its Instant JSON content.
+    static func syncRecordJSON(_ record: StoredRecord) -> JSON {
+        var object: [String: JSON] = [
+            "id": .string(record.id),
+            "kind": .string(record.kind.rawValue),
+            "revision": .integer(record.revision),
+            "content": record.isDeleted ? .null : ((try? JSON.parse(record.content)) ?? .null),
+            "group": .optional(record.group),
+            "createdBy": .optional(record.createdBy),
+            "updatedBy": .optional(record.updatedBy),
+        ]
+        if record.isDeleted { object["deleted"] = true }
+        if let objectID = record.pdfObjectID { object["pdfObjectId"] = .integer(Int64(objectID)) }
+        return .object(object)
+    }
+
+    /// `POST /api/revoke` with `{"jwts": [...]}` and/or `{"jtis": [...]}`: every token with one of
+    /// these ids stops working at once.
+    func revoke(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let body = try await jsonBody(request)
+        var ids: [String] = []
+        var failing: [JSON] = []
+        if let jwts = body["jwts"] {
+            guard let list = jwts.arrayValue else { throw APIError.badRequest("'jwts' must be an array of tokens.") }
+            for (index, value) in list.enumerated() {
+                let parts = value.stringValue?.split(separator: ".", omittingEmptySubsequences: false) ?? []
+                guard parts.count == 3, let payload = ClientTokenVerifier.base64URLDecode(parts[1]),
+                    let jti = (try? JSON.parse(payload))?["jti"]?.stringValue
+                else {
+                    failing.append([
+                        "path": .string("jwts[\(index)]"),
+                        "details": "not a JWT with a 'jti' claim; only tokens with an id can be revoked",
+                    ])
+                    continue
+                }
+                ids.append(jti)
+            }
+        }
+        if let jtis = body["jtis"] {
+            guard let list = jtis.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                throw APIError.badRequest("'jtis' must be an array of token id strings.")
+            }
+            ids += list.compactMap(\.stringValue)
+        }
+        guard !ids.isEmpty || !failing.isEmpty else {
+            throw APIError.badRequest("The body needs 'jwts' (tokens) or 'jtis' (token ids) to revoke.")
+        }
+        if ids.isEmpty, let first = failing.first {
+            throw APIError.badRequest(
+                "\(first["path"]?.stringValue ?? "jwts"): \(first["details"]?.stringValue ?? "cannot be revoked")"
+            )
+        }
+        try await storage.revokeTokens(ids: ids)
+        return Self.respond([
+            "result": failing.isEmpty ? "success" : "partial_failure",
+            "status": 200,
+            "failingPaths": .array(failing),
+            "data": .array(ids.map(JSON.string)),
+        ])
+    }
+}

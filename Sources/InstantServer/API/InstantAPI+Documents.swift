@@ -1,0 +1,197 @@
+import Foundation
+import Hummingbird
+
+extension InstantAPI {
+    /// `POST /api/documents`: a raw PDF body, or `multipart/form-data` with `file`, optional
+    /// `document_id`, `title` and `instant.json` (applied to the default layer).
+    func createDocument(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let contentType = request.headers[.contentType] ?? "application/pdf"
+        let body = try await body(request)
+        var pdf = body
+        var requestedID: String?
+        var title: String?
+        var filename: String?
+        var instantJSON: Data?
+        if let boundary = MultipartForm.boundary(contentType: contentType) {
+            let form = try MultipartForm.parse(body, boundary: boundary)
+            guard let file = form.part(named: "file") else {
+                throw APIError.badRequest("The multipart upload has no 'file' part with the PDF.")
+            }
+            pdf = file.data
+            requestedID = form.text(named: "document_id")
+            title = form.text(named: "title")
+            filename = file.filename
+            instantJSON = form.part(named: "instant.json")?.data
+        } else if contentType.lowercased().hasPrefix("application/json") {
+            throw APIError(
+                .unsupportedMediaType,
+                "Adding documents from a URL is not supported; send the PDF bytes as application/pdf or multipart/form-data."
+            )
+        }
+        guard !pdf.isEmpty else { throw APIError.badRequest("The upload is empty; send the PDF's bytes.") }
+        let documentID =
+            try requestedID.map { id throws(APIError) in
+                try Identifiers.validate(id, what: "document id")
+                return id
+            } ?? identifiers.next()
+        let password = request.headers.first { $0.name.canonicalName == "pspdfkit-pdf-password" }?.value
+        let imported: ImportedDocument
+        do {
+            imported = try await importer.importDocument(pdf, password: password)
+        } catch let error as DocumentImportError {
+            throw APIError.unprocessable("The file is not a readable PDF: \(error.message)")
+        }
+        // Validate the Instant JSON before anything is stored.
+        var importPlan: InstantJSONImport?
+        if let instantJSON {
+            importPlan = try InstantJSONImport(
+                data: instantJSON,
+                pageCount: imported.pages.count,
+                lenient: false,
+                identifiers: identifiers
+            )
+        }
+        let document = StoredDocument(
+            id: documentID,
+            title: title ?? imported.title ?? filename,
+            sourcePDFSHA256: pdf.sha256Hex,
+            byteSize: pdf.count,
+            pages: imported.pages,
+            pdfID: imported.pdfID,
+            isPasswordProtected: imported.isPasswordProtected,
+            createdAt: Date()
+        )
+        // One transaction: the document, its base records and the applied Instant JSON.
+        try await storage.createDocument(
+            document,
+            pdf: pdf,
+            baseRecords: imported.baseRecords,
+            initialChanges: importPlan?.changes(existing: imported.baseRecords.map { ($0.id, $0.pdfObjectID) }) ?? [],
+            attachments: importPlan?.storedAttachments ?? []
+        )
+        context.logger.info("Document created", metadata: ["document_id": "\(documentID)", "bytes": "\(pdf.count)"])
+        return Self.data([
+            "document_id": .string(documentID),
+            "errors": [],
+            "password_protected": .bool(document.isPasswordProtected),
+            "sourcePdfSha256": .string(document.sourcePDFSHA256),
+            "title": .optional(document.title),
+            "createdAt": .string(Self.timestamp(document.createdAt)),
+        ])
+    }
+
+    /// `GET /api/documents`: `page_size`, `cursor` (an opaque offset), `title`, `order_by`,
+    /// `order_direction`, `count_remaining`.
+    func listDocuments(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        var query = DocumentQuery()
+        let parameters = request.uri.queryParameters
+        if let size = parameters["page_size"] {
+            guard let value = Int(size), (1...1000).contains(value) else {
+                throw APIError.badRequest("page_size must be an integer from 1 to 1000, not '\(size)'.")
+            }
+            query.limit = value
+        }
+        if let cursor = parameters["cursor"] {
+            guard let data = Data(base64Encoded: String(cursor)),
+                let offset = Int(String(decoding: data, as: UTF8.self)),
+                offset >= 0
+            else { throw APIError.badRequest("The cursor '\(cursor)' is not one this server returned.") }
+            query.offset = offset
+        }
+        if let title = parameters["title"] { query.titleFilter = String(title) }
+        if let order = parameters["order_by"] {
+            guard let value = DocumentQuery.Order(rawValue: String(order)) else {
+                throw APIError.badRequest("order_by must be 'title' or 'created_at', not '\(order)'.")
+            }
+            query.order = value
+        }
+        if let direction = parameters["order_direction"] {
+            guard direction == "asc" || direction == "desc" else {
+                throw APIError.badRequest("order_direction must be 'asc' or 'desc', not '\(direction)'.")
+            }
+            query.ascending = direction == "asc"
+        }
+        let listing = try await storage.listDocuments(query)
+        let nextOffset = query.offset + listing.documents.count
+        let next: JSON =
+            nextOffset < listing.totalCount ? .string(Data(String(nextOffset).utf8).base64EncodedString()) : .null
+        let previous: JSON =
+            query.offset > 0
+            ? .string(Data(String(max(0, query.offset - query.limit)).utf8).base64EncodedString()) : .null
+        var answer: [String: JSON] = [
+            "data": .array(listing.documents.map { Self.propertiesJSON($0, includeID: true) }),
+            "document_count": .integer(Int64(listing.totalCount)),
+            "next_cursor": next,
+            "prev_cursor": previous,
+        ]
+        if parameters["count_remaining"] == "true" {
+            answer["prev_document_count"] = .integer(Int64(min(query.offset, listing.totalCount)))
+            answer["next_document_count"] = .integer(Int64(max(0, listing.totalCount - nextOffset)))
+        }
+        return Self.respond(.object(answer))
+    }
+
+    /// `GET /api/documents/{id}` and `.../properties`.
+    func documentProperties(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let document = try await requireDocument(try documentID(context))
+        return Self.data(Self.propertiesJSON(document, includeID: true))
+    }
+
+    /// `DELETE /api/documents/{id}`.
+    func deleteDocument(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let id = try documentID(context)
+        guard try await storage.deleteDocument(id: id) else {
+            throw APIError.notFound("No document has the id '\(id)'.")
+        }
+        return Self.data([:])
+    }
+
+    /// `GET /api/documents/{id}/pdf`: `?source=true` gives the uploaded file (Range, ETag).
+    /// Also `GET /api/documents/{id}/layers/{name}/pdf`: every layer shares the document's PDF.
+    func documentPDF(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let document = try await requireDocument(try documentID(context))
+        try await requireLayer(documentID: document.id, name: try layerName(context))
+        let source = request.uri.queryParameters["source"].map { $0 == "true" || $0 == "1" } ?? false
+        guard source else {
+            throw APIError(
+                .notImplemented,
+                "Exporting the PDF with its annotations needs the PDF writer, which this server does not have yet. "
+                    + "Ask for the uploaded original with ?source=true, or export the records with document.json."
+            )
+        }
+        return try await pdfResponse(document, request: request)
+    }
+
+    /// The uploaded PDF with `ETag`, `If-None-Match` and single `Range` support.
+    func pdfResponse(_ document: StoredDocument, request: Request) async throws -> Response {
+        guard let pdf = try await storage.pdf(sha256: document.sourcePDFSHA256) else {
+            throw APIError(
+                .internalServerError,
+                "The PDF file of document '\(document.id)' is missing from storage."
+            )
+        }
+        return try ByteRangeResponse.make(
+            data: pdf,
+            contentType: "application/pdf",
+            etag: "\"\(document.sourcePDFSHA256)\"",
+            request: request
+        )
+    }
+
+    static func propertiesJSON(_ document: StoredDocument, includeID: Bool) -> JSON {
+        var object: [String: JSON] = [
+            "passwordProtected": .bool(document.isPasswordProtected),
+            "sourcePdfSha256": .string(document.sourcePDFSHA256),
+            "title": .optional(document.title),
+            "byteSize": .integer(Int64(document.byteSize)),
+            "createdAt": .string(timestamp(document.createdAt)),
+            "storage": ["type": "built-in"],
+            "pageCount": .integer(Int64(document.pageCount)),
+        ]
+        if includeID { object["id"] = .string(document.id) }
+        if let pdfID = document.pdfID {
+            object["pdfId"] = ["permanent": .string(pdfID.permanent), "changing": .string(pdfID.changing)]
+        }
+        return .object(object)
+    }
+}

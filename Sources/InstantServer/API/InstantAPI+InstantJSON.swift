@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+
+extension InstantAPI {
+    /// `GET .../document.json`: the layer's records as an Instant JSON document.
+    func exportDocumentJSON(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let id = try documentID(context)
+        let layer = try layerName(context)
+        let document = try await requireDocument(id)
+        try await requireLayer(documentID: id, name: layer)
+        return Self.respond(try await documentJSON(document, layer: layer))
+    }
+
+    /// The Instant JSON export of a layer. Base records that were changed or deleted on the layer
+    /// are listed in `skippedPdfObjectIds`; changed ones also appear with their new content.
+    func documentJSON(_ document: StoredDocument, layer: String) async throws -> JSON {
+        let records = try await storage.records(documentID: document.id, layer: layer, kind: nil)
+        let base = try await storage.baseRecords(documentID: document.id)
+        var sections: [String: [JSON]] = [:]
+        var attachmentIDs: Set<String> = []
+        var liveByObjectID: [Int: StoredRecord] = [:]
+        for record in records {
+            if let objectID = record.pdfObjectID { liveByObjectID[objectID] = record }
+            guard let content = try? JSON.parse(record.content) else { continue }
+            let key: String
+            switch record.kind {
+            case .annotation: key = "annotations"
+            case .comment: key = "comments"
+            case .formFieldValue: key = "formFieldValues"
+            case .formField: key = "formFields"
+            case .bookmark: key = "bookmarks"
+            default: continue
+            }
+            sections[key, default: []].append(content)
+            if let attachment = content["imageAttachmentId"]?.stringValue { attachmentIDs.insert(attachment) }
+        }
+        var skipped: [Int] = []
+        for baseRecord in base {
+            guard let objectID = baseRecord.pdfObjectID else { continue }
+            if let live = liveByObjectID[objectID],
+                (try? JSON.parse(live.content)) == (try? JSON.parse(baseRecord.content))
+            {
+                continue
+            }
+            skipped.append(objectID)
+        }
+        var output: [String: JSON] = ["format": .string(InstantJSONImport.format)]
+        for (key, values) in sections { output[key] = .array(values) }
+        if !skipped.isEmpty { output["skippedPdfObjectIds"] = .array(skipped.sorted().map { .integer(Int64($0)) }) }
+        if let pdfID = document.pdfID {
+            output["pdfId"] = ["permanent": .string(pdfID.permanent), "changing": .string(pdfID.changing)]
+        }
+        var attachments: [String: JSON] = [:]
+        for attachmentID in attachmentIDs.sorted() {
+            if let attachment = try await storage.attachment(documentID: document.id, sha256: attachmentID) {
+                attachments[attachmentID] = [
+                    "binary": .string(attachment.data.base64EncodedString()),
+                    "contentType": .string(attachment.contentType),
+                ]
+            }
+        }
+        if !attachments.isEmpty { output["attachments"] = .object(attachments) }
+        return .object(output)
+    }
+
+    /// `POST .../apply_instant_json`: multipart with an `instant.json` part, or a JSON body.
+    /// Strict by default; `?lenient=true` (or a `lenient` part) skips bad records and lists them.
+    func applyInstantJSON(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let id = try documentID(context)
+        let layer = try layerName(context)
+        let document = try await requireDocument(id)
+        try await requireLayer(documentID: id, name: layer)
+        let body = try await body(request)
+        var lenient = request.uri.queryParameters["lenient"].map { $0 == "true" || $0 == "1" } ?? false
+        let payload: Data
+        if let boundary = MultipartForm.boundary(contentType: request.headers[.contentType] ?? "") {
+            let form = try MultipartForm.parse(body, boundary: boundary)
+            guard let part = form.part(named: "instant.json") else {
+                throw APIError.badRequest("The multipart body has no 'instant.json' part.")
+            }
+            payload = part.data
+            if let value = form.text(named: "lenient") { lenient = value == "true" || value == "1" }
+        } else {
+            payload = body
+        }
+        let plan = try InstantJSONImport(
+            data: payload,
+            pageCount: document.pageCount,
+            lenient: lenient,
+            identifiers: identifiers
+        )
+        let result = try await plan.apply(to: storage, documentID: id, layer: layer)
+        var data: [String: JSON] = ["revision": .integer(result.revision)]
+        if lenient {
+            data["errors"] = .array(plan.problems.map { ["reason": .string($0)] })
+        }
+        return Self.data(.object(data))
+    }
+}

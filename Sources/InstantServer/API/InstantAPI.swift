@@ -1,0 +1,111 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// The shared state of the route handlers.
+struct InstantAPI: Sendable {
+    let storage: any InstantStorage
+    let importer: any DocumentImporter
+    let configuration: InstantServerConfiguration
+    let identifiers = RecordIdentifierGenerator()
+
+    /// A path parameter, percent-decoded and checked against the identifier rules.
+    func identifier(_ name: String, _ context: InstantRequestContext, what: String) throws(APIError) -> String {
+        guard let raw = context.parameters.get(name) else {
+            throw .badRequest("The path has no \(what).")
+        }
+        guard let value = raw.removingPercentEncoding else {
+            throw .badRequest("The \(what) '\(raw)' is not valid percent-encoding.")
+        }
+        try Identifiers.validate(value, what: what)
+        return value
+    }
+
+    /// The document id of the path.
+    func documentID(_ context: InstantRequestContext) throws(APIError) -> String {
+        try identifier("documentID", context, what: "document id")
+    }
+
+    /// The layer of the path: `""` for routes without `{layerName}`.
+    func layerName(_ context: InstantRequestContext) throws(APIError) -> String {
+        guard context.parameters.get("layerName") != nil else { return "" }
+        let name = try identifier("layerName", context, what: "layer name")
+        try Identifiers.validateLayerName(name)
+        return name
+    }
+
+    /// The document, or 404.
+    func requireDocument(_ id: String) async throws -> StoredDocument {
+        guard let document = try await storage.document(id: id) else {
+            throw APIError.notFound("No document has the id '\(id)'.")
+        }
+        return document
+    }
+
+    /// The layer, or 404 (for the document or the layer).
+    @discardableResult
+    func requireLayer(documentID: String, name: String) async throws -> StoredLayer {
+        if let layer = try await storage.layer(documentID: documentID, name: name) { return layer }
+        _ = try await requireDocument(documentID)
+        throw APIError.notFound("The document '\(documentID)' has no layer named '\(name)'.")
+    }
+
+    /// The whole request body, refused with 413 above the configured limit.
+    func body(_ request: Request) async throws -> Data {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBodySize {
+            throw APIError(
+                .contentTooLarge,
+                "The request body has \(length) bytes, more than the limit of \(configuration.maxBodySize)."
+            )
+        }
+        let buffer = try await request.body.collect(upTo: configuration.maxBodySize)
+        return Data(buffer.readableBytesView)
+    }
+
+    /// The request body parsed as JSON, or 400.
+    func jsonBody(_ request: Request) async throws -> JSON {
+        let data = try await body(request)
+        guard !data.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
+        do {
+            return try JSON.parse(data)
+        } catch {
+            throw APIError.badRequest("The request body is not valid JSON.")
+        }
+    }
+}
+
+/// Building responses.
+extension InstantAPI {
+    /// A JSON response.
+    static func respond(_ value: JSON, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: value.encoded()))
+        )
+    }
+
+    /// `{"data": value}`.
+    static func data(_ value: JSON, status: HTTPResponse.Status = .ok) -> Response {
+        respond(["data": value], status: status)
+    }
+
+    /// The API shape of a record: `{id, content, createdBy, updatedBy, group}`.
+    static func recordJSON(_ record: StoredRecord) -> JSON {
+        let content = record.isDeleted ? JSON.null : ((try? JSON.parse(record.content)) ?? .null)
+        return [
+            "id": .string(record.id),
+            "content": content,
+            "createdBy": .optional(record.createdBy),
+            "updatedBy": .optional(record.updatedBy),
+            "group": .optional(record.group),
+        ]
+    }
+
+    /// ISO 8601 with fractional seconds, UTC.
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,14 @@
+import Hummingbird
+
+/// The request context of the Instant server: Hummingbird's core storage plus the verified
+/// client token of `/i/...` routes.
+public struct InstantRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The verified client token, set by the JWT middleware on client routes.
+    public var clientToken: ClientToken?
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.clientToken = nil
+    }
+}

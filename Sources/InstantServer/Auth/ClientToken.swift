@@ -1,0 +1,49 @@
+import Foundation
+
+/// The verified claims of a client JWT.
+public struct ClientToken: Sendable, Hashable {
+    /// The document the token grants access to (`document_id`).
+    public var documentID: String
+    /// The layer the token grants access to (`layer`); `""` is the default layer.
+    public var layer: String
+    /// The granted permissions (`permissions`): `read-document`, `write`, `download`.
+    public var permissions: Set<String>
+    /// The user (`user_id`), if given.
+    public var userID: String?
+    /// The group of new records (`default_group`), if given.
+    public var defaultGroup: String?
+    /// The creator name stamped on new records (`creator_name`), if given.
+    public var creatorName: String?
+    /// The collaboration permission rules (`collaboration_permissions`), if given.
+    public var collaborationPermissions: [String]?
+    /// The token id (`jti`), if given; revocation works by this id.
+    public var tokenID: String?
+    /// When the token expires (`exp`).
+    public var expiresAt: Date
+
+    /// Creates a token value.
+    public init(
+        documentID: String,
+        layer: String = "",
+        permissions: Set<String>,
+        userID: String? = nil,
+        defaultGroup: String? = nil,
+        creatorName: String? = nil,
+        collaborationPermissions: [String]? = nil,
+        tokenID: String? = nil,
+        expiresAt: Date
+    ) {
+        self.documentID = documentID
+        self.layer = layer
+        self.permissions = permissions
+        self.userID = userID
+        self.defaultGroup = defaultGroup
+        self.creatorName = creatorName
+        self.collaborationPermissions = collaborationPermissions
+        self.tokenID = tokenID
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether the token grants a permission.
+    public func allows(_ permission: String) -> Bool { permissions.contains(permission) }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import JWTKit
+
+/// Verifies client JWTs: the signature with the configured public key and algorithm, the
+/// registered claims (`exp` required, `nbf`), revocation, and the Instant claims.
+public struct ClientTokenVerifier: Sendable {
+    let keys: JWTKeyCollection
+    let algorithm: JWTSigningAlgorithm
+    let storage: any InstantStorage
+    /// How much clock difference is tolerated for `exp` and `nbf`, in seconds.
+    let leeway: TimeInterval = 5
+
+    /// Creates a verifier for the configured key.
+    /// - Throws: ``ClientTokenError`` with ``ClientTokenError/Code/invalidConfiguration`` when the key
+    ///   cannot be read for the algorithm.
+    public init(configuration: JWTConfiguration, storage: any InstantStorage) async throws {
+        let keys = JWTKeyCollection()
+        do {
+            switch configuration.algorithm {
+            case .rs256:
+                await keys.add(
+                    rsa: try Insecure.RSA.PublicKey(pem: configuration.publicKeyPEM), digestAlgorithm: .sha256)
+            case .rs512:
+                await keys.add(
+                    rsa: try Insecure.RSA.PublicKey(pem: configuration.publicKeyPEM), digestAlgorithm: .sha512)
+            case .es256:
+                await keys.add(ecdsa: try ES256PublicKey(pem: configuration.publicKeyPEM))
+            case .es512:
+                await keys.add(ecdsa: try ES512PublicKey(pem: configuration.publicKeyPEM))
+            default:
+                throw ClientTokenError(
+                    .invalidConfiguration,
+                    "The JWT algorithm \(configuration.algorithm) is not supported; use RS256, RS512, ES256 or ES512."
+                )
+            }
+        } catch let error as ClientTokenError {
+            throw error
+        } catch {
+            throw ClientTokenError(
+                .invalidConfiguration,
+                "The JWT public key is not a PEM \(configuration.algorithm) public key: \(error)"
+            )
+        }
+        self.keys = keys
+        self.algorithm = configuration.algorithm
+        self.storage = storage
+    }
+
+    /// Verifies a token and returns its claims.
+    /// - Throws: ``ClientTokenError`` saying which check failed.
+    public func verify(_ token: String, now: Date = Date()) async throws -> ClientToken {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Self.base64URLDecode(parts[0]),
+            let header = try? JSON.parse(headerData), let alg = header["alg"]?.stringValue
+        else {
+            throw ClientTokenError(.malformed, "The token is not a JWT (three base64url parts with an 'alg' header).")
+        }
+        if alg.lowercased() == "none" {
+            throw ClientTokenError(.algorithmRefused, "Unsigned tokens (alg 'none') are refused.")
+        }
+        if alg.uppercased().hasPrefix("HS") {
+            throw ClientTokenError(
+                .algorithmRefused,
+                "HMAC-signed tokens (\(alg)) are refused; tokens must be signed with the private key (\(algorithm))."
+            )
+        }
+        guard alg == algorithm.rawValue else {
+            throw ClientTokenError(
+                .algorithmRefused,
+                "The token is signed with \(alg) but the server accepts only \(algorithm)."
+            )
+        }
+        let claims: ClientClaims
+        do {
+            claims = try await keys.verify(token, as: ClientClaims.self)
+        } catch let error as ClientTokenError {
+            throw error
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            throw ClientTokenError(.badSignature, "The token's signature does not match the server's public key.")
+        } catch {
+            throw ClientTokenError(.malformed, "The token cannot be read: \(error)")
+        }
+        guard let expiration = claims.exp else {
+            throw ClientTokenError(.missingClaim, "The token has no 'exp' claim; every token must expire.")
+        }
+        if expiration.value.addingTimeInterval(leeway) < now {
+            throw ClientTokenError(.expired, "The token expired at \(expiration.value).")
+        }
+        if let notBefore = claims.nbf, notBefore.value > now.addingTimeInterval(leeway) {
+            throw ClientTokenError(.notYetValid, "The token is not valid before \(notBefore.value) ('nbf').")
+        }
+        guard let documentID = claims.documentID, !documentID.isEmpty else {
+            throw ClientTokenError(.missingClaim, "The token has no 'document_id' claim.")
+        }
+        if let jti = claims.jti?.value, try await storage.isTokenRevoked(id: jti) {
+            throw ClientTokenError(.revoked, "The token '\(jti)' was revoked.")
+        }
+        return ClientToken(
+            documentID: documentID,
+            layer: claims.layer ?? "",
+            permissions: Set(claims.permissions ?? []),
+            userID: claims.userID,
+            defaultGroup: claims.defaultGroup,
+            creatorName: claims.creatorName,
+            collaborationPermissions: claims.collaborationPermissions,
+            tokenID: claims.jti?.value,
+            expiresAt: expiration.value
+        )
+    }
+
+    static func base64URLDecode(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
+
+/// The claims of a client JWT as they appear on the wire.
+public struct ClientClaims: JWTPayload {
+    /// The document (`document_id`).
+    public var documentID: String?
+    /// The layer (`layer`).
+    public var layer: String?
+    /// The permissions (`permissions`).
+    public var permissions: [String]?
+    /// The user (`user_id`).
+    public var userID: String?
+    /// The group of new records (`default_group`).
+    public var defaultGroup: String?
+    /// The creator name (`creator_name`).
+    public var creatorName: String?
+    /// The collaboration permission rules (`collaboration_permissions`).
+    public var collaborationPermissions: [String]?
+    /// The expiration (`exp`).
+    public var exp: ExpirationClaim?
+    /// Not valid before (`nbf`).
+    public var nbf: NotBeforeClaim?
+    /// The token id (`jti`).
+    public var jti: IDClaim?
+
+    enum CodingKeys: String, CodingKey {
+        case documentID = "document_id"
+        case layer
+        case permissions
+        case userID = "user_id"
+        case defaultGroup = "default_group"
+        case creatorName = "creator_name"
+        case collaborationPermissions = "collaboration_permissions"
+        case exp, nbf, jti
+    }
+
+    /// Creates claims.
+    public init(
+        documentID: String?,
+        layer: String? = nil,
+        permissions: [String]?,
+        userID: String? = nil,
+        defaultGroup: String? = nil,
+        creatorName: String? = nil,
+        collaborationPermissions: [String]? = nil,
+        expiration: Date?,
+        notBefore: Date? = nil,
+        tokenID: String? = nil
+    ) {
+        self.documentID = documentID
+        self.layer = layer
+        self.permissions = permissions
+        self.userID = userID
+        self.defaultGroup = defaultGroup
+        self.creatorName = creatorName
+        self.collaborationPermissions = collaborationPermissions
+        self.exp = expiration.map(ExpirationClaim.init(value:))
+        self.nbf = notBefore.map(NotBeforeClaim.init(value:))
+        self.jti = tokenID.map(IDClaim.init(value:))
+    }
+
+    /// Time claims are checked by ``ClientTokenVerifier`` so that each refusal has its own reason.
+    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// A refused client token.
+public struct ClientTokenError: Error, Sendable, CustomStringConvertible {
+    /// Why the token was refused.
+    public struct Code: RawRepresentable, Hashable, Sendable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// No token was sent.
+        public static let missing = Code(rawValue: "missing")
+        /// The token is not a readable JWT.
+        public static let malformed = Code(rawValue: "malformed")
+        /// The token's algorithm is not the configured one (`none`, HMAC, or another).
+        public static let algorithmRefused = Code(rawValue: "algorithmRefused")
+        /// The signature does not verify with the public key.
+        public static let badSignature = Code(rawValue: "badSignature")
+        /// A required claim is missing.
+        public static let missingClaim = Code(rawValue: "missingClaim")
+        /// `exp` is in the past.
+        public static let expired = Code(rawValue: "expired")
+        /// `nbf` is in the future.
+        public static let notYetValid = Code(rawValue: "notYetValid")
+        /// The token id was revoked.
+        public static let revoked = Code(rawValue: "revoked")
+        /// The token is for another document.
+        public static let wrongDocument = Code(rawValue: "wrongDocument")
+        /// The token is for another layer.
+        public static let wrongLayer = Code(rawValue: "wrongLayer")
+        /// A needed permission is missing.
+        public static let permissionDenied = Code(rawValue: "permissionDenied")
+        /// The server's key configuration is unusable.
+        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
+    }
+
+    /// Why the token was refused.
+    public var code: Code
+    /// A message saying which check failed.
+    public var message: String
+
+    /// Creates a token error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    /// The HTTP status: 401 for missing or unverifiable tokens, 403 for valid tokens that do not grant access.
+    var status: Int {
+        switch code {
+        case .wrongDocument, .wrongLayer, .permissionDenied: 403
+        default: 401
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+
+/// Builds the Instant server: the REST API for the user's backend on `/api/...` (API token), the
+/// client routes on `/i/...` (JWT) and `/healthcheck`.
+///
+/// - Parameters:
+///   - configuration: Address, tokens, keys and limits.
+///   - storage: Where documents and records live.
+///   - importer: Reads uploaded PDFs.
+///   - logger: The server's logger.
+///   - metrics: The registry `/metrics` serves in the Prometheus text format; request counts and
+///     durations are recorded in it.
+///   - onServerRunning: Called with the bound port once the server listens (tests use it to learn
+///     the port when ``InstantServerConfiguration/port`` is `0`).
+/// - Throws: ``ClientTokenError`` when the JWT key configuration is unusable.
+public func buildInstantApplication(
+    configuration: InstantServerConfiguration,
+    storage: any InstantStorage,
+    importer: any DocumentImporter,
+    logger: Logger = Logger(label: "instant.server"),
+    metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    let router = try await buildInstantRouter(
+        configuration: configuration,
+        storage: storage,
+        importer: importer,
+        metrics: metrics
+    )
+    return Application(
+        router: router,
+        configuration: .init(
+            address: .hostname(configuration.hostname, port: configuration.port),
+            serverName: "OpenInstant"
+        ),
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+        logger: logger
+    )
+}
+
+/// Builds the router of the Instant server (see ``buildInstantApplication(configuration:storage:importer:logger:metrics:onServerRunning:)``).
+public func buildInstantRouter(
+    configuration: InstantServerConfiguration,
+    storage: any InstantStorage,
+    importer: any DocumentImporter,
+    metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+) async throws -> Router<InstantRequestContext> {
+    let api = InstantAPI(storage: storage, importer: importer, configuration: configuration)
+    var verifier: ClientTokenVerifier?
+    if let jwt = configuration.jwt {
+        verifier = try await ClientTokenVerifier(configuration: jwt, storage: storage)
+    }
+    let router = Router(context: InstantRequestContext.self)
+    router.add(middleware: RequestLoggingMiddleware())
+    router.add(middleware: MetricsMiddleware(registry: metrics))
+    router.add(middleware: ErrorMiddleware())
+    router.get("healthcheck") { _, _ in InstantAPI.respond(["ok": true]) }
+    router.get("metrics") { _, _ in
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer()))
+        )
+    }
+
+    let backend = router.group("api").add(middleware: APITokenMiddleware(token: configuration.apiAuthToken))
+    backend.post("revoke", use: api.revoke)
+    backend.post("documents", use: api.createDocument)
+    backend.get("documents", use: api.listDocuments)
+    let document = backend.group("documents/{documentID}")
+    document.get(use: api.documentProperties)
+    document.delete(use: api.deleteDocument)
+    document.get("properties", use: api.documentProperties)
+    document.get("layers", use: api.listLayers)
+    document.post("layers", use: api.createLayer)
+    document.delete("layers/{layerName}", use: api.deleteLayer)
+    document.post("attachments", use: api.uploadAttachment)
+    document.get("attachments/{attachmentID}", use: api.downloadAttachment)
+    for layer in [document, document.group("layers/{layerName}")] {
+        layer.get("annotations", use: api.listAnnotations)
+        layer.post("annotations", use: api.createAnnotations)
+        layer.put("annotations", use: api.updateAnnotations)
+        layer.delete("annotations", use: api.deleteAnnotations)
+        layer.get("annotations/{annotationID}", use: api.getAnnotation)
+        layer.put("annotations/{annotationID}", use: api.updateAnnotation)
+        layer.delete("annotations/{annotationID}", use: api.deleteAnnotation)
+        layer.get("pages/{pageIndex}/annotations", use: api.listAnnotations)
+        layer.get("document.json", use: api.exportDocumentJSON)
+        layer.get("pdf", use: api.documentPDF)
+        layer.post("apply_instant_json", use: api.applyInstantJSON)
+        layer.get("form-field-values", use: api.listFormFieldValues)
+        layer.post("form-field-values", use: api.setFormFieldValues)
+        layer.get("bookmarks", use: api.listBookmarks)
+        layer.post("bookmarks", use: api.createBookmark)
+        layer.put("bookmarks/{bookmarkID}", use: api.updateBookmark)
+        layer.delete("bookmarks/{bookmarkID}", use: api.deleteBookmark)
+        layer.get("annotations/{annotationID}/comments", use: api.listComments)
+        layer.post("annotations/{annotationID}/comments", use: api.createComments)
+    }
+
+    let clientVerifier = verifier
+    let client = router.group("i/d/{documentID}")
+    for layer in [client, client.group("l/{layerName}")] {
+        layer.get("pdf") { request, context in try await api.clientPDF(request, context, verifier: clientVerifier) }
+        layer.get("snapshot") { request, context in
+            try await api.clientSnapshot(request, context, verifier: clientVerifier)
+        }
+    }
+    return router
+}

@@ -1,0 +1,221 @@
+import Foundation
+import GRDB
+
+extension SQLiteStorage {
+    public func records(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
+        try await read { db in
+            _ = try Self.requireLayer(db, documentID: documentID, name: layer)
+            var sql = "SELECT * FROM records WHERE document_id = ? AND layer = ? AND deleted = 0"
+            var arguments: StatementArguments = [documentID, layer]
+            if let kind {
+                sql += " AND kind = ?"
+                arguments += [kind.rawValue]
+            }
+            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(Self.record(from:))
+        }
+    }
+
+    public func record(documentID: String, layer: String, id: String) async throws -> StoredRecord? {
+        try await read { db in
+            _ = try Self.requireLayer(db, documentID: documentID, name: layer)
+            return try Self.fetchRecord(db, documentID: documentID, layer: layer, id: id)
+        }
+    }
+
+    public func changes(documentID: String, layer: String, since revision: Int64) async throws -> LayerChanges {
+        try await read { db in
+            let current = try Self.requireLayer(db, documentID: documentID, name: layer)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM records WHERE document_id = ? AND layer = ? AND revision > ?
+                    ORDER BY revision, id
+                    """,
+                arguments: [documentID, layer, revision]
+            )
+            return LayerChanges(revision: current.revision, records: try rows.map(Self.record(from:)))
+        }
+    }
+
+    public func apply(
+        _ changes: [RecordChange],
+        documentID: String,
+        layer: String,
+        push: ClientPush?,
+        onConditionFailure: ConditionFailurePolicy
+    ) async throws -> CommitResult {
+        try await write { db in
+            try Self.applyChanges(
+                db,
+                changes,
+                documentID: documentID,
+                layer: layer,
+                push: push,
+                onConditionFailure: onConditionFailure
+            )
+        }
+    }
+
+    /// Applies changes inside the caller's transaction.
+    static func applyChanges(
+        _ db: Database,
+        _ changes: [RecordChange],
+        documentID: String,
+        layer: String,
+        push: ClientPush?,
+        onConditionFailure: ConditionFailurePolicy
+    ) throws -> CommitResult {
+        let current = try Self.requireLayer(db, documentID: documentID, name: layer)
+        if let push {
+            let last = try Int64.fetchOne(
+                db,
+                sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?",
+                arguments: [documentID, layer, push.clientID]
+            )
+            if let last, push.pushID <= last {
+                return CommitResult(revision: current.revision, applied: [], skipped: [], isDuplicatePush: true)
+            }
+        }
+        let revision = current.revision + 1
+        let now = Date()
+        var applied: [StoredRecord] = []
+        var skipped: [SkippedChange] = []
+        for change in changes {
+            let existing = try Self.fetchRecord(db, documentID: documentID, layer: layer, id: change.recordID)
+            if let failure = Self.check(change, against: existing) {
+                switch onConditionFailure {
+                case .abortBatch: throw failure
+                case .skipChange:
+                    skipped.append(SkippedChange(recordID: change.recordID, error: failure))
+                    continue
+                }
+            }
+            let record: StoredRecord
+            switch change.operation {
+            case .put(let write):
+                let isLive = existing.map { !$0.isDeleted } ?? false
+                record = StoredRecord(
+                    id: write.id,
+                    kind: write.kind,
+                    revision: revision,
+                    group: write.group,
+                    createdBy: isLive ? existing?.createdBy : write.user,
+                    updatedBy: write.user,
+                    pdfObjectID: write.pdfObjectID ?? existing?.pdfObjectID,
+                    content: write.content,
+                    updatedAt: now
+                )
+            case .delete(let id, let user):
+                guard let existing, !existing.isDeleted else {
+                    // Deleting what is not there changes nothing.
+                    continue
+                }
+                record = StoredRecord(
+                    id: id,
+                    kind: existing.kind,
+                    revision: revision,
+                    isDeleted: true,
+                    group: existing.group,
+                    createdBy: existing.createdBy,
+                    updatedBy: user,
+                    pdfObjectID: existing.pdfObjectID,
+                    content: Data(),
+                    updatedAt: now
+                )
+            }
+            try Self.upsert(db, record, documentID: documentID, layer: layer)
+            applied.append(record)
+        }
+        let newRevision = applied.isEmpty ? current.revision : revision
+        if !applied.isEmpty {
+            try db.execute(
+                sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?",
+                arguments: [revision, documentID, layer]
+            )
+        }
+        if let push {
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO client_pushes (document_id, layer, client_id, push_id, revision)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [documentID, layer, push.clientID, push.pushID, newRevision]
+            )
+        }
+        return CommitResult(revision: newRevision, applied: applied, skipped: skipped)
+    }
+
+    public func lastPushID(documentID: String, layer: String, clientID: String) async throws -> Int64? {
+        try await read { db in
+            try Int64.fetchOne(
+                db,
+                sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?",
+                arguments: [documentID, layer, clientID]
+            )
+        }
+    }
+
+    static func check(_ change: RecordChange, against existing: StoredRecord?) -> StorageError? {
+        let isLive = existing.map { !$0.isDeleted } ?? false
+        switch change.condition {
+        case .none:
+            return nil
+        case .exists:
+            return isLive
+                ? nil
+                : StorageError(.recordNotFound, "No record has the id '\(change.recordID)' on this layer.")
+        case .absent:
+            return isLive
+                ? StorageError(
+                    .recordExists,
+                    "A record with the id '\(change.recordID)' already exists on this layer. Update it instead, or use another id."
+                ) : nil
+        case .notDeletedAfter(let base):
+            if let existing, existing.isDeleted, existing.revision > base {
+                return StorageError(
+                    .recordDeleted,
+                    "The record '\(change.recordID)' was deleted at revision \(existing.revision), after revision \(base)."
+                )
+            }
+            return nil
+        }
+    }
+
+    static func fetchRecord(_ db: Database, documentID: String, layer: String, id: String) throws -> StoredRecord? {
+        try Row.fetchOne(
+            db,
+            sql: "SELECT * FROM records WHERE document_id = ? AND layer = ? AND id = ?",
+            arguments: [documentID, layer, id]
+        ).map(record(from:))
+    }
+
+    static func upsert(_ db: Database, _ record: StoredRecord, documentID: String, layer: String) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
+                    updated_by, pdf_object_id, content, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                documentID, layer, record.id, record.kind.rawValue, record.revision, record.isDeleted, record.group,
+                record.createdBy, record.updatedBy, record.pdfObjectID, record.content,
+                record.updatedAt.timeIntervalSince1970,
+            ]
+        )
+    }
+
+    static func record(from row: Row) -> StoredRecord {
+        StoredRecord(
+            id: row["id"],
+            kind: RecordKind(rawValue: row["kind"]),
+            revision: row["revision"],
+            isDeleted: row["deleted"],
+            group: row["group_name"],
+            createdBy: row["created_by"],
+            updatedBy: row["updated_by"],
+            pdfObjectID: row["pdf_object_id"],
+            content: row["content"],
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"])
+        )
+    }
+}

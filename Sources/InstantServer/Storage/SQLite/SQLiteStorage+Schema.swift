@@ -1,0 +1,79 @@
+import GRDB
+
+extension SQLiteStorage {
+    /// The schema's migrations, in order. Never edit a registered migration: add a new one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE documents (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        title TEXT,
+                        sha256 TEXT NOT NULL,
+                        byte_size INTEGER NOT NULL,
+                        pages TEXT NOT NULL,
+                        pdf_id TEXT,
+                        password_protected INTEGER NOT NULL,
+                        created_at REAL NOT NULL
+                    );
+                    CREATE INDEX documents_sha256 ON documents(sha256);
+                    CREATE INDEX documents_created_at ON documents(created_at, id);
+                    CREATE TABLE base_records (
+                        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                        id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        group_name TEXT,
+                        pdf_object_id INTEGER,
+                        content BLOB NOT NULL,
+                        PRIMARY KEY (document_id, id)
+                    );
+                    CREATE TABLE layers (
+                        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (document_id, name)
+                    );
+                    CREATE TABLE records (
+                        document_id TEXT NOT NULL,
+                        layer TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        revision INTEGER NOT NULL,
+                        deleted INTEGER NOT NULL,
+                        group_name TEXT,
+                        created_by TEXT,
+                        updated_by TEXT,
+                        pdf_object_id INTEGER,
+                        content BLOB NOT NULL,
+                        updated_at REAL NOT NULL,
+                        PRIMARY KEY (document_id, layer, id),
+                        FOREIGN KEY (document_id, layer) REFERENCES layers(document_id, name) ON DELETE CASCADE
+                    );
+                    CREATE INDEX records_revision ON records(document_id, layer, revision);
+                    CREATE TABLE attachments (
+                        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                        sha256 TEXT NOT NULL,
+                        content_type TEXT NOT NULL,
+                        data BLOB NOT NULL,
+                        PRIMARY KEY (document_id, sha256)
+                    );
+                    CREATE TABLE client_pushes (
+                        document_id TEXT NOT NULL,
+                        layer TEXT NOT NULL,
+                        client_id TEXT NOT NULL,
+                        push_id INTEGER NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (document_id, layer, client_id),
+                        FOREIGN KEY (document_id, layer) REFERENCES layers(document_id, name) ON DELETE CASCADE
+                    );
+                    CREATE TABLE revoked_tokens (
+                        jti TEXT PRIMARY KEY NOT NULL,
+                        revoked_at REAL NOT NULL
+                    );
+                    """
+            )
+        }
+        return migrator
+    }
+}

@@ -1,1 +1,0 @@
-// InstantTesting: see the module's documentation comments; this file is replaced as the module grows.

@@ -1,0 +1,114 @@
+import Foundation
+import InstantJSON
+import PropertyBased
+import Testing
+
+@Suite("Lossless round trip of records and documents")
+struct RoundTripTests {
+    /// Decodes `text` as a record of `Record`, encodes it again, and checks the JSON value is unchanged.
+    func roundTrip<Record: InstantRecord>(_ text: String, as type: Record.Type) throws {
+        let original = try JSONValue(parsing: text)
+        let record = try Record(json: original)
+        #expect(record.jsonValue == original)
+        let reparsed = try JSONValue(parsing: record.serialized())
+        #expect(reparsed == original)
+        // Codable goes through the same representation.
+        let viaCodable = try JSONDecoder().decode(Record.self, from: JSONEncoder().encode(record))
+        #expect(viaCodable == record)
+    }
+
+    @Test func documentationInkAnnotation() throws {
+        try roundTrip(Fixtures.documentationInk, as: Annotation.self)
+        let ink = try Annotation(parsing: Array(Fixtures.documentationInk.utf8))
+        #expect(ink.type == .ink)
+        #expect(ink.version == 1)
+        #expect(ink.bbox == Rect(left: 89, top: 98, width: 143, height: 207))
+        #expect(ink.lines?.points.count == 2)
+        #expect(ink.lines?.points[1][2] == Point(x: 230, y: 303))
+        #expect(ink.strokeColor == RGBColor(red: 0xAA, green: 0x47, blue: 0xBE))
+        #expect(ink.lineWidth == 5)
+        #expect(ink.createdAtDate == Date(timeIntervalSince1970: 1_530_625_983))
+    }
+
+    @Test func documentationDocument() throws {
+        let original = try JSONValue(parsing: Fixtures.documentationDocument)
+        let document = try InstantDocumentJSON(parsing: Array(Fixtures.documentationDocument.utf8))
+        #expect(document.jsonValue == original)
+        #expect(document.annotations.first?.id == "01CHG7QMTDT1JFYQ8BSKGT6F3P")
+        #expect(document.bookmarks.first?.action?.pageIndex == 1)
+        #expect(document.skippedPdfObjectIds == [557])
+        #expect(document.pdfId == PDFId(permanent: "qTwUmg5VSm6ysfzcPlFvnQ==", changing: "wljL9fB/TPOAuGjHAsAsHg=="))
+    }
+
+    @Test(arguments: Fixtures.annotations.keys.sorted())
+    func annotationOfEveryType(_ name: String) throws {
+        try roundTrip(Fixtures.annotations[name]!, as: Annotation.self)
+    }
+
+    @Test func everyKnownTypeHasAFixture() throws {
+        let types = Set(try Fixtures.annotations.values.map { try Annotation(json: JSONValue(parsing: $0)).type })
+        #expect(types == Set(AnnotationType.allKnown))
+    }
+
+    @Test func otherRecords() throws {
+        try roundTrip(Fixtures.bookmark, as: Bookmark.self)
+        for field in Fixtures.formFields { try roundTrip(field, as: FormField.self) }
+        for value in Fixtures.formFieldValues { try roundTrip(value, as: FormFieldValue.self) }
+        for comment in Fixtures.comments { try roundTrip(comment, as: Comment.self) }
+    }
+
+    @Test func unknownKeysAndEnumValuesSurvive() throws {
+        let text = """
+            {"v": 2, "type": "pspdfkit/shape/hexagon", "pageIndex": 0, "bbox": [0, 0, 1, 1],
+             "blendMode": "luminosity", "flags": ["sparkly"], "corners": 6, "big": 9007199254740993,
+             "tiny": 1e-300, "unicode": "\\u00e9\\ud83d\\ude00\\n"}
+            """
+        let annotation = try Annotation(json: JSONValue(parsing: text))
+        #expect(annotation.type.rawValue == "pspdfkit/shape/hexagon")
+        #expect(annotation.blendMode == BlendMode(rawValue: "luminosity"))
+        #expect(annotation.flags == [AnnotationFlag(rawValue: "sparkly")])
+        #expect(annotation["big"] == .integer(9_007_199_254_740_993))
+        #expect(annotation["unicode"] == .string("é😀\n"))
+        #expect(try JSONValue(parsing: annotation.serialized()) == JSONValue(parsing: text))
+    }
+
+    @Test func integersStayIntegers() throws {
+        let value = try JSONValue(parsing: #"[5, 5.0, -0.5, 1.5e3, 123456789012345678]"#)
+        #expect(value.serializedString() == "[5,5.0,-0.5,1500.0,123456789012345678]")
+    }
+
+    @Test func emptyArraysAreOmittedOnOutput() throws {
+        let document = try InstantDocumentJSON(
+            parsing: Array(#"{"format": "https://pspdfkit.com/instant-json/v1", "annotations": []}"#.utf8))
+        #expect(document.isEmpty)
+        #expect(document.jsonValue == ["format": "https://pspdfkit.com/instant-json/v1"])
+    }
+
+    @Test func typedSettersWriteTheWireForm() throws {
+        var annotation = Annotation(type: .line, pageIndex: 3, bbox: Rect(left: 1, top: 2, width: 3, height: 4.5))
+        annotation.startPoint = Point(x: 1, y: 2)
+        annotation.endPoint = Point(x: 4, y: 6.5)
+        annotation.strokeColor = RGBColor(normalizedRed: 1, green: 0, blue: 0.5)
+        annotation.lineCaps = (start: .circle, end: nil)
+        annotation.text = AnnotationText(value: "hi")
+        #expect(annotation["bbox"] == [1, 2, 3, 4.5])
+        #expect(annotation["strokeColor"] == "#FF0080")
+        #expect(annotation["lineCaps"] == ["start": "circle"])
+        #expect(annotation["text"] == ["format": "plain", "value": "hi"])
+        #expect(Annotation.validationErrors(of: annotation.jsonValue, at: "").isEmpty)
+    }
+
+    @Test
+    func randomValidRecordsRoundTrip() async {
+        await propertyCheck(
+            count: 300, input: Gen.element(of: AnnotationType.allKnown), Gen.int(in: 0...Int(Int32.max))
+        ) { type, seed in
+            let value = RandomRecords.annotation(of: type!, seed: UInt64(seed))
+            let errors = Annotation.validationErrors(of: value, at: "")
+            #expect(errors.isEmpty, "generated record is invalid: \(errors)")
+            guard let record = try? Annotation(json: value) else { return }
+            #expect(record.jsonValue == value)
+            #expect((try? JSONValue(parsing: record.serialized())) == value)
+        }
+    }
+}

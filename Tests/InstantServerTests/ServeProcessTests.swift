@@ -1,0 +1,187 @@
+import Foundation
+import InstantTesting
+import Testing
+
+@testable import InstantServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs the real `instant serve` executable, built next to the test bundle.
+@Suite("instant serve process")
+struct ServeProcessTests {
+    /// The `instant` executable of the same build as the tests.
+    static func executable() throws -> URL {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = testBinary.deletingLastPathComponent()
+        // The test binary may sit inside a bundle directory (…/X.xctest/…).
+        while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
+        let candidate = directory.appendingPathComponent("instant")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: candidate.path),
+            "Build the instant executable first (swift build --product instant); looked at \(candidate.path)"
+        )
+        return candidate
+    }
+
+    /// Starts the server on a free port and returns the process and its base URL.
+    static func start(dataDirectory: URL) throws -> (Process, URL, Pipe) {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: #"listening on (http://[0-9.]+:[0-9]+)"#, options: .regularExpression) {
+                let url = String(text[range].dropFirst("listening on ".count))
+                return (process, URL(string: url)!, output)
+            }
+        }
+        process.terminate()
+        throw CancellationError()
+    }
+
+    static func post(_ url: URL, token: String, json: String) async throws -> Int {
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("Token token=\"\(token)\"", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(json.utf8)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    @Test func acknowledgedWritesSurviveKill9AndSIGTERMStopsGracefully() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // A document stored beforehand, as an upload would.
+        do {
+            let storage = try SQLiteStorage(directory: directory.url)
+            let pdf = TestPDF.make(pageCount: 1)
+            try await storage.createDocument(
+                StoredDocument(
+                    id: "doc",
+                    title: nil,
+                    sourcePDFSHA256: pdf.sha256Hex,
+                    byteSize: pdf.count,
+                    pages: [PageInfo(width: 612, height: 792)],
+                    pdfID: nil,
+                    isPasswordProtected: false,
+                    createdAt: Date()
+                ),
+                pdf: pdf,
+                baseRecords: []
+            )
+        }
+
+        let (process, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
+        let annotations = baseURL.appendingPathComponent("api/documents/doc/annotations")
+        for index in 0..<5 {
+            let status = try await Self.post(
+                annotations,
+                token: credentials.apiAuthToken,
+                json: #"{"id":"a\#(index)","content":{"v":2,"type":"pspdfkit/note","pageIndex":0,"bbox":[0,0,1,1]}}"#
+            )
+            #expect(status == 200)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        let reopened = try SQLiteStorage(directory: directory.url)
+        let ids = try await reopened.records(documentID: "doc", layer: "", kind: .annotation).map(\.id)
+        #expect(ids == ["a0", "a1", "a2", "a3", "a4"])
+
+        // A second start reuses the credentials, and SIGTERM ends it cleanly.
+        let (second, _, _) = try Self.start(dataDirectory: directory.url)
+        #expect(DevelopmentCredentials.load(from: directory.url)?.apiAuthToken == credentials.apiAuthToken)
+        second.terminate()
+        second.waitUntilExit()
+        #expect(second.terminationReason == .exit)
+        #expect(second.terminationStatus == 0)
+    }
+
+    /// Runs `instant` with arguments and returns its exit status and standard output.
+    static func run(_ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func importExportAndTokenCommands() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let storage = try SQLiteStorage(directory: directory.url)
+            let pdf = TestPDF.make(pageCount: 1)
+            try await storage.createDocument(
+                StoredDocument(
+                    id: "doc",
+                    title: nil,
+                    sourcePDFSHA256: pdf.sha256Hex,
+                    byteSize: pdf.count,
+                    pages: [PageInfo(width: 612, height: 792)],
+                    pdfID: nil,
+                    isPasswordProtected: false,
+                    createdAt: Date()
+                ),
+                pdf: pdf,
+                baseRecords: []
+            )
+        }
+        let (server, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let common = ["--server", baseURL.absoluteString, "--data-dir", directory.url.path]
+        let file = directory.url.appendingPathComponent("in.json")
+        try Data(
+            #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"cli-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2]}]}"#
+                .utf8
+        ).write(to: file)
+        let (importStatus, importOutput) = try Self.run(["import", "doc", file.path] + common)
+        #expect(importStatus == 0, "\(importOutput)")
+
+        let exported = directory.url.appendingPathComponent("out.json")
+        let (exportStatus, exportOutput) = try Self.run(["export", "doc", "-o", exported.path] + common)
+        #expect(exportStatus == 0, "\(exportOutput)")
+        let json = try JSON.parse(Data(contentsOf: exported))
+        #expect(json["annotations"]?.arrayValue?.first?["id"]?.stringValue == "cli-1")
+
+        let (missingStatus, missingOutput) = try Self.run(["export", "nope"] + common)
+        #expect(missingStatus != 0)
+        #expect(missingOutput.contains("404"))
+
+        let (tokenStatus, tokenOutput) = try Self.run([
+            "token", "--document", "doc", "--layer", "notes", "--user", "dana", "--expires", "10m",
+            "--data-dir", directory.url.path,
+        ])
+        #expect(tokenStatus == 0)
+        let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
+        let verifier = try await ClientTokenVerifier(
+            configuration: JWTConfiguration(publicKeyPEM: credentials.keyPair.publicKeyPEM, algorithm: .es256),
+            storage: try SQLiteStorage(directory: directory.url)
+        )
+        let token = try await verifier.verify(tokenOutput.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(token.documentID == "doc")
+        #expect(token.layer == "notes")
+        #expect(token.userID == "dana")
+        #expect(token.expiresAt.timeIntervalSinceNow < 601)
+    }
+}
