@@ -1,0 +1,249 @@
+/// Where each object of a file is: the merged cross-reference sections of the file (ISO 32000-1, 7.5.4,
+/// 7.5.8), newest entry first.
+struct CrossReferenceTable {
+    enum Entry: Hashable {
+        /// At a byte offset, with a generation number.
+        case offset(Int, generation: Int)
+        /// Inside an object stream, at an index.
+        case compressed(stream: Int, index: Int)
+        case free
+    }
+
+    private(set) var entries: [Int: Entry] = [:]
+    /// The newest trailer (for xref streams, the stream's dictionary).
+    var trailer = PDFDictionary()
+
+    /// Adds an entry unless a newer section already defined the object.
+    mutating func addIfAbsent(_ number: Int, _ entry: Entry) {
+        if entries[number] == nil { entries[number] = entry }
+    }
+
+    /// Adds missing trailer keys from an older trailer.
+    mutating func mergeTrailer(_ older: PDFDictionary) {
+        for (key, value) in older.entries where trailer[key] == nil && key != "Prev" && key != "XRefStm" {
+            trailer[key] = value
+        }
+    }
+}
+
+extension PDFDocumentReader {
+    /// Reads the chain of cross-reference sections from `startxref`, following `/Prev` and `/XRefStm`.
+    func readCrossReferenceChain() throws(PDFError) -> CrossReferenceTable {
+        guard let start = findStartXRef() else { throw PDFError(.damaged, "no `startxref` at the end of the file") }
+        var table = CrossReferenceTable()
+        var visited = Set<Int>()
+        var pending: [Int] = [start]
+        var first = true
+        while let offset = pending.first {
+            pending.removeFirst()
+            guard visited.insert(offset).inserted else { continue }
+            guard visited.count <= 10_000 else { throw PDFError(.damaged, "too many cross-reference sections") }
+            guard offset >= 0, offset < bytes.count else {
+                throw PDFError(.damaged, "a cross-reference offset (\(offset)) points outside the file")
+            }
+            let trailer = try readCrossReferenceSection(at: offset, into: &table)
+            if first {
+                table.trailer = trailer
+                first = false
+            } else {
+                table.mergeTrailer(trailer)
+            }
+            // A hybrid file's /XRefStm is read right after its table, before /Prev.
+            if let hybrid = trailer["XRefStm"]?.intValue, !visited.contains(hybrid) {
+                _ = try? readCrossReferenceSection(at: hybrid, into: &table)
+                visited.insert(hybrid)
+            }
+            if let previous = trailer["Prev"]?.intValue { pending.append(previous) }
+        }
+        return table
+    }
+
+    func findStartXRef() -> Int? {
+        let keyword = Array("startxref".utf8)
+        var index = bytes.count - keyword.count
+        let limit = max(0, bytes.count - 4096)
+        while index >= limit {
+            if bytes[index] == keyword[0], bytes[index..<index + keyword.count].elementsEqual(keyword) {
+                var parser = PDFParser(bytes: bytes, position: index + keyword.count)
+                return parser.readUnsignedInteger()
+            }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// Reads one section (a table with its trailer, or an xref stream) and returns its trailer.
+    func readCrossReferenceSection(at offset: Int, into table: inout CrossReferenceTable) throws(PDFError)
+        -> PDFDictionary
+    {
+        guard offset >= 0, offset < bytes.count else {
+            throw PDFError(.damaged, "a cross-reference offset (\(offset)) points outside the file")
+        }
+        var parser = PDFParser(bytes: bytes, position: offset)
+        parser.skipWhitespaceAndComments()
+        let keyword = Array("xref".utf8)
+        if parser.position + 4 <= bytes.count, bytes[parser.position..<parser.position + 4].elementsEqual(keyword) {
+            parser.position += 4
+            return try readTable(&parser, into: &table)
+        }
+        let (_, object) = try parser.readIndirectObject()
+        guard let stream = object.streamValue, stream.dictionary.type == "XRef" else {
+            throw PDFError(.damaged, "no cross-reference table or stream at offset \(offset)")
+        }
+        try readStream(stream, into: &table)
+        return stream.dictionary
+    }
+
+    private func readTable(_ parser: inout PDFParser, into table: inout CrossReferenceTable) throws(PDFError)
+        -> PDFDictionary
+    {
+        while true {
+            let saved = parser.position
+            guard let first = parser.readUnsignedInteger(), let count = parser.readUnsignedInteger() else {
+                parser.position = saved
+                break
+            }
+            guard count < 10_000_000 else { throw PDFError(.damaged, "a cross-reference subsection is too large") }
+            for index in 0..<count {
+                guard let offset = parser.readUnsignedInteger(), let generation = parser.readUnsignedInteger() else {
+                    throw PDFError(.damaged, "a cross-reference entry is broken near byte \(parser.position)")
+                }
+                let type = parser.readToken()
+                let number = first + index
+                if type == [UInt8(ascii: "n")] {
+                    table.addIfAbsent(number, offset == 0 ? .free : .offset(offset, generation: generation))
+                } else {
+                    table.addIfAbsent(number, .free)
+                }
+            }
+        }
+        guard parser.readToken() == Array("trailer".utf8) else {
+            throw PDFError(.damaged, "no `trailer` after a cross-reference table")
+        }
+        guard case .dictionary(let trailer) = try parser.readObject() else {
+            throw PDFError(.damaged, "the trailer is not a dictionary")
+        }
+        return trailer
+    }
+
+    private func readStream(_ stream: PDFStream, into table: inout CrossReferenceTable) throws(PDFError) {
+        let data = [UInt8](try StreamFilters.decode(stream, resolve: { $0 }))
+        guard let widths = stream.dictionary["W"]?.arrayValue?.compactMap(\.intValue), widths.count == 3,
+            widths.allSatisfy({ (0...8).contains($0) })
+        else { throw PDFError(.damaged, "a cross-reference stream has no valid /W") }
+        let size = stream.dictionary["Size"]?.intValue ?? 0
+        var ranges: [(Int, Int)] = []
+        if let index = stream.dictionary["Index"]?.arrayValue?.compactMap(\.intValue), index.count >= 2 {
+            for pair in stride(from: 0, to: index.count - 1, by: 2) { ranges.append((index[pair], index[pair + 1])) }
+        } else {
+            ranges = [(0, size)]
+        }
+        let entryLength = widths.reduce(0, +)
+        guard entryLength > 0 else { return }
+        var position = 0
+        func field(_ width: Int, default value: Int) -> Int {
+            guard width > 0 else { return value }
+            var result = 0
+            for _ in 0..<width {
+                result = result << 8 | Int(data[position])
+                position += 1
+            }
+            return result
+        }
+        for (first, count) in ranges {
+            for index in 0..<max(0, count) {
+                guard position + entryLength <= data.count else { return }
+                let type = field(widths[0], default: 1)
+                let second = field(widths[1], default: 0)
+                let third = field(widths[2], default: 0)
+                let number = first + index
+                switch type {
+                case 0: table.addIfAbsent(number, .free)
+                case 1: table.addIfAbsent(number, .offset(second, generation: third))
+                case 2: table.addIfAbsent(number, .compressed(stream: second, index: third))
+                default: break
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the cross-reference table by scanning the whole file for `N G obj` and trailers,
+    /// as mature readers do for damaged files. The last definition of an object wins.
+    func rebuildCrossReference() throws(PDFError) -> CrossReferenceTable {
+        var offsets: [Int: (Int, Int)] = [:]
+        var trailer = PDFDictionary()
+        let obj = Array("obj".utf8)
+        let trailerKeyword = Array("trailer".utf8)
+        var index = 0
+        let count = bytes.count
+        var xrefStreams: [PDFStream] = []
+        while index < count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "o"), index + 3 <= count, bytes[index + 1] == obj[1], bytes[index + 2] == obj[2],
+                index + 3 == count || !PDFParser.isRegular(bytes[index + 3])
+            {
+                if let header = objectHeader(endingBefore: index) {
+                    offsets[header.number] = (header.offset, header.generation)
+                }
+                index += 3
+                continue
+            }
+            if byte == UInt8(ascii: "t"), index + 7 <= count, bytes[index..<index + 7].elementsEqual(trailerKeyword) {
+                var parser = PDFParser(bytes: bytes, position: index + 7)
+                if case .dictionary(let dictionary)? = try? parser.readObject(), dictionary["Root"] != nil {
+                    trailer = dictionary
+                }
+                index += 7
+                continue
+            }
+            index += 1
+        }
+        guard !offsets.isEmpty else { throw PDFError(.notAPDF, "no PDF objects were found in the file") }
+        var table = CrossReferenceTable()
+        for (number, location) in offsets { table.addIfAbsent(number, .offset(location.0, generation: location.1)) }
+        // Objects inside object streams, and the trailer of files that only have xref streams.
+        for (number, location) in offsets.sorted(by: { $0.key < $1.key }) {
+            var parser = PDFParser(bytes: bytes, position: location.0)
+            guard let (_, object) = try? parser.readIndirectObject(), let stream = object.streamValue else { continue }
+            switch stream.dictionary.type {
+            case "ObjStm":
+                if let numbers = try? objectStreamNumbers(stream) {
+                    for (position, objectNumber) in numbers.enumerated() where offsets[objectNumber] == nil {
+                        table.addIfAbsent(objectNumber, .compressed(stream: number, index: position))
+                    }
+                }
+            case "XRef":
+                xrefStreams.append(stream)
+            default: break
+            }
+        }
+        if trailer["Root"] == nil, let newest = xrefStreams.last(where: { $0.dictionary["Root"] != nil }) {
+            trailer = newest.dictionary
+        }
+        table.trailer = trailer
+        return table
+    }
+
+    /// The object header `N G` just before an `obj` keyword at `index`.
+    private func objectHeader(endingBefore index: Int) -> (number: Int, generation: Int, offset: Int)? {
+        var cursor = index - 1
+        func skipSpaces() { while cursor >= 0, PDFParser.isWhitespace(bytes[cursor]) { cursor -= 1 } }
+        func readNumber() -> Int? {
+            let end = cursor
+            while cursor >= 0, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[cursor]), end - cursor < 12 {
+                cursor -= 1
+            }
+            guard cursor < end else { return nil }
+            var value = 0
+            for position in (cursor + 1)...end { value = value * 10 + Int(bytes[position] - UInt8(ascii: "0")) }
+            return value
+        }
+        skipSpaces()
+        guard let generation = readNumber() else { return nil }
+        guard cursor >= 0, PDFParser.isWhitespace(bytes[cursor]) else { return nil }
+        skipSpaces()
+        guard let number = readNumber(), number > 0 else { return nil }
+        guard cursor < 0 || !PDFParser.isRegular(bytes[cursor]) else { return nil }
+        return (number, generation, cursor + 1)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import InstantJSON
+
+/// An open PDF file: its objects, pages and identity.
+///
+/// Opening reads the cross-reference sections (tables, streams, hybrid files, chains of incremental
+/// updates); when they are missing or wrong, the reader rebuilds them by scanning the file and
+/// records a warning. Objects are read lazily and cached. Safe to use from several tasks.
+public final class PDFDocument: @unchecked Sendable {
+    private let reader: PDFDocumentReader
+    private let lock = NSLock()
+
+    /// Problems that were worked around while opening, such as a rebuilt cross-reference table.
+    public private(set) var warnings: [String] = []
+    /// The trailer dictionary (for files with cross-reference streams, the stream's dictionary).
+    public let trailer: PDFDictionary
+    /// The pages, in order.
+    public let pages: [PDFPage]
+
+    /// Opens a PDF from its bytes.
+    ///
+    /// - Throws: ``PDFError`` with code ``PDFError/Code/notAPDF`` for bytes that are not a PDF,
+    ///   ``PDFError/Code/damaged`` when no document catalog can be found even after recovery, and
+    ///   ``PDFError/Code/unsupportedEncryption`` for encrypted files (decryption is not supported yet).
+    public init(data: Data) throws(PDFError) {
+        let bytes = [UInt8](data)
+        let reader = PDFDocumentReader(bytes: bytes)
+        self.reader = reader
+        guard Self.findHeader(bytes) != nil || bytes.count > 0 else {
+            throw PDFError(.notAPDF, "the file is empty")
+        }
+        var warnings: [String] = []
+        do throws(PDFError) {
+            reader.table = try reader.readCrossReferenceChain()
+            if reader.resolve(reader.table.trailer["Root"] ?? .null).dictionaryValue == nil {
+                throw PDFError(.damaged, "the trailer has no document catalog (/Root)")
+            }
+        } catch {
+            guard Self.findHeader(bytes) != nil else {
+                throw PDFError(.notAPDF, "the file does not start with a %PDF- header and has no PDF objects")
+            }
+            warnings.append(
+                "the cross-reference table is damaged (\(error.message)); it was rebuilt by scanning the file")
+            reader.table = try reader.rebuildCrossReference()
+        }
+        var trailer = reader.table.trailer
+        if reader.resolve(trailer["Root"] ?? .null).dictionaryValue == nil {
+            // Last resort: a catalog object anywhere in the file.
+            let numbers = reader.table.entries.keys.sorted()
+            if let catalog = numbers.first(where: {
+                reader.object(PDFReference(number: $0, generation: 0)).dictionaryValue?.type == "Catalog"
+            }) {
+                trailer["Root"] = .reference(PDFReference(number: catalog, generation: 0))
+                warnings.append("the trailer has no /Root; the document catalog was found by scanning")
+            } else {
+                throw PDFError(.damaged, "no document catalog was found, even after scanning the whole file")
+            }
+        }
+        if trailer["Encrypt"] != nil, trailer["Encrypt"] != .null {
+            throw PDFError(
+                .unsupportedEncryption,
+                "the PDF is encrypted; this reader does not decrypt files yet: save it without encryption and try again"
+            )
+        }
+        self.trailer = trailer
+        self.pages = PDFPage.collect(
+            in: reader, catalog: reader.resolve(trailer["Root"]!).dictionaryValue!, warnings: &warnings)
+        self.warnings = warnings
+    }
+
+    /// Opens the PDF file at a path.
+    public convenience init(contentsOf url: URL) throws {
+        try self.init(data: Data(contentsOf: url, options: .mappedIfSafe))
+    }
+
+    static func findHeader(_ bytes: [UInt8]) -> Int? {
+        let header = Array("%PDF-".utf8)
+        let limit = min(bytes.count - header.count, 1024)
+        guard limit >= 0 else { return nil }
+        for index in 0...limit where bytes[index..<index + header.count].elementsEqual(header) { return index }
+        return nil
+    }
+
+    /// The number of pages.
+    public var pageCount: Int { pages.count }
+
+    /// The object a reference points to (`null` when it does not exist).
+    public func object(_ reference: PDFReference) -> PDFObject {
+        lock.lock()
+        defer { lock.unlock() }
+        return reader.object(reference)
+    }
+
+    /// Follows references until a direct object.
+    public func resolve(_ object: PDFObject) -> PDFObject {
+        lock.lock()
+        defer { lock.unlock() }
+        return reader.resolve(object)
+    }
+
+    /// The decoded bytes of a stream.
+    public func decodedData(of stream: PDFStream) throws(PDFError) -> Data {
+        lock.lock()
+        defer { lock.unlock() }
+        return try StreamFilters.decode(stream, resolve: reader.resolve)
+    }
+
+    /// The document catalog.
+    public var catalog: PDFDictionary { resolve(trailer["Root"] ?? .null).dictionaryValue ?? PDFDictionary() }
+
+    /// The identity of the file from the trailer's `/ID`, or `nil` if it has none.
+    public var pdfId: PDFId? {
+        guard let ids = resolve(trailer["ID"] ?? .null).arrayValue, ids.count >= 2,
+            let permanent = resolve(ids[0]).stringData, let changing = resolve(ids[1]).stringData
+        else { return nil }
+        return PDFId(permanent: permanent, changing: changing)
+    }
+
+    /// The `/Title` of the document information dictionary.
+    public var title: String? {
+        guard let info = resolve(trailer["Info"] ?? .null).dictionaryValue else { return nil }
+        return resolve(info["Title"] ?? .null).textValue
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Resolves the objects of one file: the cross-reference table, object streams and a cache.
+///
+/// Not thread-safe; a ``PDFDocument`` serialises access to it.
+final class PDFDocumentReader {
+    let bytes: [UInt8]
+    var table = CrossReferenceTable()
+    private var cache: [Int: PDFObject] = [:]
+    private var objectStreams: [Int: [PDFObject]] = [:]
+    private var resolving = Set<Int>()
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The object a reference points to; `null` for free, missing or broken objects (as the
+    /// specification says for references to objects that do not exist).
+    func object(_ reference: PDFReference) -> PDFObject {
+        let number = reference.number
+        if let cached = cache[number] { return cached }
+        guard resolving.insert(number).inserted else { return .null }
+        defer { resolving.remove(number) }
+        var object = PDFObject.null
+        switch table.entries[number] {
+        case .offset(let offset, _)?:
+            object = (try? readObject(at: offset, expecting: number)) ?? .null
+        case .compressed(let streamNumber, let index)?:
+            if let objects = try? objectStream(streamNumber), index < objects.count { object = objects[index] }
+        default:
+            break
+        }
+        cache[number] = object
+        return object
+    }
+
+    /// Follows references until a direct object.
+    func resolve(_ object: PDFObject) -> PDFObject {
+        var current = object
+        var hops = 0
+        while case .reference(let reference) = current, hops < 32 {
+            current = self.object(reference)
+            hops += 1
+        }
+        if case .reference = current { return .null }
+        return current
+    }
+
+    private func readObject(at offset: Int, expecting number: Int) throws(PDFError) -> PDFObject {
+        guard offset >= 0, offset < bytes.count else {
+            throw PDFError(.damaged, "object \(number) is outside the file")
+        }
+        var parser = PDFParser(bytes: bytes, position: offset)
+        parser.resolveLength = { [unowned self] reference in
+            guard reference.number != number else { return nil }
+            return self.resolve(.reference(reference)).intValue
+        }
+        let (reference, object) = try parser.readIndirectObject()
+        guard reference.number == number else {
+            throw PDFError(.damaged, "object \(number) is not at its cross-reference offset")
+        }
+        return object
+    }
+
+    func objectStreamNumbers(_ stream: PDFStream) throws(PDFError) -> [Int] {
+        let data = [UInt8](try StreamFilters.decode(stream, resolve: resolve))
+        let count = stream.dictionary["N"]?.intValue ?? 0
+        var parser = PDFParser(bytes: data)
+        var numbers: [Int] = []
+        for _ in 0..<max(0, min(count, 1_000_000)) {
+            guard let number = parser.readUnsignedInteger(), parser.readUnsignedInteger() != nil else { break }
+            numbers.append(number)
+        }
+        return numbers
+    }
+
+    /// The objects of an object stream, parsed once.
+    private func objectStream(_ number: Int) throws(PDFError) -> [PDFObject] {
+        if let objects = objectStreams[number] { return objects }
+        objectStreams[number] = []  // guards against a stream that contains itself
+        guard case .stream(let stream) = object(PDFReference(number: number, generation: 0)) else {
+            throw PDFError(.damaged, "object stream \(number) is missing")
+        }
+        let data = [UInt8](try StreamFilters.decode(stream, resolve: resolve))
+        let count = max(0, min(stream.dictionary["N"]?.intValue ?? 0, 1_000_000))
+        let first = stream.dictionary["First"]?.intValue ?? 0
+        var header = PDFParser(bytes: data)
+        var offsets: [Int] = []
+        for _ in 0..<count {
+            guard header.readUnsignedInteger() != nil, let offset = header.readUnsignedInteger() else { break }
+            offsets.append(offset)
+        }
+        var objects: [PDFObject] = []
+        for offset in offsets {
+            var parser = PDFParser(bytes: data, position: first + offset)
+            objects.append((try? parser.readObject()) ?? .null)
+        }
+        objectStreams[number] = objects
+        return objects
+    }
+}

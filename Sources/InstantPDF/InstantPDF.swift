@@ -1,1 +1,0 @@
-// InstantPDF: see the module's documentation comments; this file is replaced as the module grows.

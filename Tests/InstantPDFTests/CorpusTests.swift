@@ -1,0 +1,75 @@
+import Foundation
+import InstantPDF
+import Testing
+
+/// The real-world corpus in `../shared/pdf-corpus`, with qpdf's independent reading in MANIFEST.jsonl.
+enum Corpus {
+    struct Entry: Decodable, Sendable, CustomTestStringConvertible {
+        var path: String
+        var open: String
+        var encrypted: Bool?
+        var pages: Int?
+        var annots: Int?
+        var subtypes: [String: Int]?
+        var reconstructed: Bool?
+        var testDescription: String { path }
+    }
+
+    static let directory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/pdf-corpus")
+
+    static let entries: [Entry] = {
+        guard let text = try? String(contentsOf: directory.appendingPathComponent("MANIFEST.jsonl"), encoding: .utf8)
+        else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Entry.self, from: Data($0.utf8)) }
+    }()
+
+    static func data(_ entry: Entry) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent(entry.path))
+    }
+}
+
+@Suite("Real-world corpus")
+struct CorpusTests {
+    @Test func corpusIsPresent() {
+        #expect(Corpus.entries.count == 400, "expected ../shared/pdf-corpus/MANIFEST.jsonl beside the package")
+    }
+
+    /// Every file opens or fails with a PDFError (never a crash); where qpdf opened an unencrypted
+    /// file, our page count agrees with it.
+    @Test func everyFileOpensOrFailsClearly() throws {
+        var mismatches: [String] = []
+        var opened = 0
+        for entry in Corpus.entries {
+            let data = try Corpus.data(entry)
+            do {
+                let document = try PDFDocument(data: data)
+                opened += 1
+                if entry.open == "ok", entry.encrypted == false, let pages = entry.pages, document.pageCount != pages,
+                    !CorpusDifferences.pageCount.keys.contains(entry.path)
+                {
+                    mismatches.append("\(entry.path): \(document.pageCount) pages, qpdf says \(pages)")
+                }
+            } catch {
+                if entry.open == "ok", entry.encrypted == false,
+                    !CorpusDifferences.openFailures.keys.contains(entry.path)
+                {
+                    mismatches.append("\(entry.path): failed (\(error)), qpdf opened it")
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) differences:\n\(mismatches.joined(separator: "\n"))")
+        #expect(opened > 300)
+    }
+}
+
+/// Files where our reading differs from qpdf's, each with the reason.
+enum CorpusDifferences {
+    static let pageCount: [String: String] = [
+        "pdfium/testing/resources/bug_481363.pdf":
+            "The page object is written `<< << /Type /Page … >> >>`; we skip the stray `<<` and recover the page, "
+            + "qpdf rejects the object and reports no page."
+    ]
+    static let openFailures: [String: String] = [:]
+}
