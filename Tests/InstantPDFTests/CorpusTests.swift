@@ -72,4 +72,15 @@ enum CorpusDifferences {
             + "qpdf rejects the object and reports no page."
     ]
     static let openFailures: [String: String] = [:]
+    static let annotationCount: [String: String] = [
+        "pdfium/testing/resources/annotiter.pdf":
+            "The same widget objects are listed in the /Annots of several pages; qpdf counts each listing, "
+            + "we make one record per object (on the first page that lists it).",
+        "pdfium/testing/resources/annots.pdf":
+            "Page 2 lists two links of page 1 again; one record per annotation object.",
+        "pdfium/testing/resources/bad_annots_entry.pdf":
+            "The /Annots entry is not a dictionary; qpdf counts it as `<nondict>`, there is no annotation to import.",
+        "pdfium/testing/resources/bug_664284.pdf":
+            "The /Annots entry is not a dictionary; qpdf counts it as `<nondict>`, there is no annotation to import.",
+    ]
 }

@@ -170,35 +170,10 @@ extension PDFDocumentReader {
     /// Rebuilds the cross-reference table by scanning the whole file for `N G obj` and trailers,
     /// as mature readers do for damaged files. The last definition of an object wins.
     func rebuildCrossReference() throws(PDFError) -> CrossReferenceTable {
-        var offsets: [Int: (Int, Int)] = [:]
-        var trailer = PDFDictionary()
-        let obj = Array("obj".utf8)
-        let trailerKeyword = Array("trailer".utf8)
-        var index = 0
-        let count = bytes.count
-        var xrefStreams: [PDFStream] = []
-        while index < count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "o"), index + 3 <= count, bytes[index + 1] == obj[1], bytes[index + 2] == obj[2],
-                index + 3 == count || !PDFParser.isRegular(bytes[index + 3])
-            {
-                if let header = objectHeader(endingBefore: index) {
-                    offsets[header.number] = (header.offset, header.generation)
-                }
-                index += 3
-                continue
-            }
-            if byte == UInt8(ascii: "t"), index + 7 <= count, bytes[index..<index + 7].elementsEqual(trailerKeyword) {
-                var parser = PDFParser(bytes: bytes, position: index + 7)
-                if case .dictionary(let dictionary)? = try? parser.readObject(), dictionary["Root"] != nil {
-                    trailer = dictionary
-                }
-                index += 7
-                continue
-            }
-            index += 1
-        }
+        let (offsets, trailerFound) = scanObjectOffsets()
         guard !offsets.isEmpty else { throw PDFError(.notAPDF, "no PDF objects were found in the file") }
+        var trailer = trailerFound
+        var xrefStreams: [PDFStream] = []
         var table = CrossReferenceTable()
         for (number, location) in offsets { table.addIfAbsent(number, .offset(location.0, generation: location.1)) }
         // Objects inside object streams, and the trailer of files that only have xref streams.
@@ -224,6 +199,39 @@ extension PDFDocumentReader {
         return table
     }
 
+    /// Every `N G obj` of the file (the last definition of a number wins) and the last trailer
+    /// dictionary that names a catalog.
+    func scanObjectOffsets() -> (offsets: [Int: (Int, Int)], trailer: PDFDictionary) {
+        var offsets: [Int: (Int, Int)] = [:]
+        var trailer = PDFDictionary()
+        let obj = Array("obj".utf8)
+        let trailerKeyword = Array("trailer".utf8)
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "o"), index + 3 <= count, bytes[index + 1] == obj[1], bytes[index + 2] == obj[2],
+                index + 3 == count || !PDFParser.isRegular(bytes[index + 3])
+            {
+                if let header = objectHeader(endingBefore: index) {
+                    offsets[header.number] = (header.offset, header.generation)
+                }
+                index += 3
+                continue
+            }
+            if byte == UInt8(ascii: "t"), index + 7 <= count, bytes[index..<index + 7].elementsEqual(trailerKeyword) {
+                var parser = PDFParser(bytes: bytes, position: index + 7)
+                if case .dictionary(let dictionary)? = try? parser.readObject(), dictionary["Root"] != nil {
+                    trailer = dictionary
+                }
+                index += 7
+                continue
+            }
+            index += 1
+        }
+        return (offsets, trailer)
+    }
+
     /// The object header `N G` just before an `obj` keyword at `index`.
     private func objectHeader(endingBefore index: Int) -> (number: Int, generation: Int, offset: Int)? {
         var cursor = index - 1
@@ -243,7 +251,9 @@ extension PDFDocumentReader {
         guard cursor >= 0, PDFParser.isWhitespace(bytes[cursor]) else { return nil }
         skipSpaces()
         guard let number = readNumber(), number > 0 else { return nil }
-        guard cursor < 0 || !PDFParser.isRegular(bytes[cursor]) else { return nil }
+        // Some writers glue the next object to the previous one: `endobj12 0 obj`.
+        let glued = cursor >= 5 && bytes[(cursor - 5)...cursor].elementsEqual("endobj".utf8)
+        guard cursor < 0 || !PDFParser.isRegular(bytes[cursor]) || glued else { return nil }
         return (number, generation, cursor + 1)
     }
 }

@@ -9,6 +9,8 @@ final class PDFDocumentReader {
     private var cache: [Int: PDFObject] = [:]
     private var objectStreams: [Int: [PDFObject]] = [:]
     private var resolving = Set<Int>()
+    /// Where each object really is, found by scanning the file the first time an offset is wrong.
+    private lazy var scannedOffsets: [Int: (Int, Int)] = scanObjectOffsets().offsets
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -22,7 +24,12 @@ final class PDFDocumentReader {
         var object = PDFObject.null
         switch table.entries[number] {
         case .offset(let offset, _)?:
-            object = (try? readObject(at: offset, expecting: number)) ?? .null
+            if let found = try? readObject(at: offset, expecting: number) {
+                object = found
+            } else if let recovered = scannedOffsets[number]?.0, recovered != offset {
+                // The cross-reference offset is wrong: use where the object really is.
+                object = (try? readObject(at: recovered, expecting: number)) ?? .null
+            }
         case .compressed(let streamNumber, let index)?:
             if let objects = try? objectStream(streamNumber), index < objects.count { object = objects[index] }
         default:
