@@ -114,12 +114,18 @@ enum PDFValues {
 struct PageSpace {
     var cropBox: PDFRect
 
+    /// Coordinates are rounded to 1/10,000 of a point, which hides the binary noise of the
+    /// subtraction (`841.89 - 785.2`) and is far below what any device can show.
+    static func rounded(_ value: Double) -> Double { (value * 10_000).rounded() / 10_000 }
+
     func point(_ x: Double, _ y: Double) -> Point {
-        Point(x: x - cropBox.minX, y: cropBox.maxY - y)
+        Point(x: Self.rounded(x - cropBox.minX), y: Self.rounded(cropBox.maxY - y))
     }
 
     func rect(_ rect: PDFRect) -> Rect {
-        Rect(left: rect.minX - cropBox.minX, top: cropBox.maxY - rect.maxY, width: rect.width, height: rect.height)
+        Rect(
+            left: Self.rounded(rect.minX - cropBox.minX), top: Self.rounded(cropBox.maxY - rect.maxY),
+            width: Self.rounded(rect.width), height: Self.rounded(rect.height))
     }
 
     /// The bounding rectangles of `/QuadPoints` (8 numbers per quadrilateral).
