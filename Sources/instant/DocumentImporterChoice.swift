@@ -3,5 +3,5 @@ import InstantServer
 
 /// The importer `instant serve` reads uploads with.
 func makeDocumentImporter() -> any DocumentImporter {
-    PDFReaderUnavailableImporter()
+    InstantPDFImporter()
 }

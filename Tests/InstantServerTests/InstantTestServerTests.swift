@@ -16,7 +16,7 @@ struct InstantTestServerTests {
         let key = try await TestSigningKey(.es256)
         let server = try await InstantTestServer.start(
             storage: try SQLiteStorage(directory: directory.url),
-            importer: TestPDFImporter(),
+            importer: InstantPDFImporter(),
             jwt: key.jwtConfiguration
         )
         #expect(server.port > 0)

@@ -6,27 +6,6 @@ import Testing
 
 @testable import InstantServer
 
-/// Reads uploads for the API tests until the InstantPDF reader is wired into the server: it only
-/// checks the `%PDF-` header and counts page objects of the simple files `TestPDF` writes.
-/// Replace it with the InstantPDF-backed importer once that exists.
-struct TestPDFImporter: DocumentImporter {
-    func importDocument(_ pdf: Data, password: String?) async throws -> ImportedDocument {
-        guard pdf.starts(with: Data("%PDF-".utf8)) else {
-            throw DocumentImportError(.malformed, "the file does not start with a %PDF- header")
-        }
-        let text = String(decoding: pdf, as: UTF8.self)
-        let pages = text.components(separatedBy: "/Type /Page /").count - 1
-        guard pages > 0 else { throw DocumentImportError(.malformed, "the file has no pages") }
-        return ImportedDocument(
-            pages: Array(repeating: PageInfo(width: 612, height: 792), count: pages),
-            pdfID: nil,
-            title: nil,
-            isPasswordProtected: false,
-            baseRecords: []
-        )
-    }
-}
-
 /// A live server on an ephemeral port over a real SQLite storage in a temporary directory.
 struct ServerHarness {
     static let apiToken = "secret-api-token"
@@ -47,7 +26,7 @@ struct ServerHarness {
                 maxBodySize: maxBodySize
             ),
             storage: storage,
-            importer: TestPDFImporter()
+            importer: InstantPDFImporter()
         )
         return try await app.test(.live) { client in
             try await body(Client(client: client))
