@@ -9,7 +9,6 @@ let package = Package(
         .library(name: "InstantPDF", targets: ["InstantPDF"]),
         .library(name: "InstantServer", targets: ["InstantServer"]),
         .library(name: "InstantTesting", targets: ["InstantTesting"]),
-        .library(name: "Instant", targets: ["Instant"]),
         .executable(name: "instant", targets: ["instant"]),
         .executable(name: "instant-bench", targets: ["instant-bench"]),
     ],
@@ -56,8 +55,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The client SDK: InstantClient, document descriptors, local store, sync cycle.
-        .target(name: "Instant", dependencies: ["InstantJSON"]),
         // Shipped test support: a live server on an ephemeral port, JWT minting, fixtures.
         .target(
             name: "InstantTesting",
@@ -97,7 +94,6 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "InstantTests", dependencies: ["Instant"]),
         .testTarget(name: "InstantPDFTests", dependencies: ["InstantPDF", "InstantJSON"]),
         .testTarget(
             name: "InstantServerTests",

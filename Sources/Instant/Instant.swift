@@ -1,1 +1,0 @@
-// Instant: the client SDK; this file is replaced as the module grows.
