@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import InstantPDF
+
+/// Opens a large PDF and enumerates its annotations as Instant JSON, beside `mutool` doing the
+/// same walk over pages and annotations when it is installed.
+struct PDFBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pdf",
+        abstract: "PDF open and annotation enumeration times.",
+        discussion: """
+            Build the input from the corpus with qpdf, e.g. 1,000 pages of annotated files:
+            qpdf --empty --pages <annotated corpus files…> -- big.pdf
+            """
+    )
+
+    @Argument(help: "The PDF to read.")
+    var file: String
+
+    @Option(help: "Timed repetitions of each step (the best one is reported).")
+    var repetitions = 5
+
+    func run() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        print(String(format: "%@: %.1f MB", file, Double(data.count) / 1_000_000))
+
+        func measure(_ name: String, _ body: () throws -> String) rethrows {
+            var best = Double.infinity
+            var result = ""
+            for _ in 0..<repetitions {
+                let start = DispatchTime.now().uptimeNanoseconds
+                result = try body()
+                best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+            }
+            print(
+                "\(name.padding(toLength: 52, withPad: " ", startingAt: 0)) \(String(format: "%8.1f ms", best))  \(result)"
+            )
+        }
+
+        try measure("open + page count + pdfId") {
+            let document = try PDFDocument(data: data)
+            return "\(document.pageCount) pages, pdfId \(document.pdfId == nil ? "absent" : "present")"
+        }
+        try measure("open + every annotation and form value as Instant JSON") {
+            let records = try PDFDocument(data: data).originalRecords()
+            return "\(records.annotations.count) annotations, \(records.comments.count) comments, "
+                + "\(records.formFieldValues.count) form values"
+        }
+        guard let mutool = Self.executable("mutool") else {
+            print("mutool not found: install mupdf-tools to compare")
+            return
+        }
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-annots.js")
+        try """
+        var doc = new Document(scriptArgs[0]);
+        var n = doc.countPages(), count = 0;
+        for (var i = 0; i < n; i++) {
+          var annots = doc.loadPage(i).getAnnotations();
+          for (var j = 0; j < annots.length; j++) { annots[j].getType(); annots[j].getContents(); }
+          count += annots.length;
+        }
+        print(n + " pages, " + count + " annotations");
+        """.write(to: script, atomically: true, encoding: .utf8)
+        try measure("mutool run: open + every page's annotations") {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: mutool)
+            process.arguments = ["run", script.path, file]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.split(separator: "\n").last.map(String.init) ?? ""
+        }
+    }
+
+    static func executable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+    }
+}
