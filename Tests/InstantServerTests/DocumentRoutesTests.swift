@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 import InstantTesting
 import Testing
 
@@ -45,7 +46,7 @@ struct DocumentRoutesTests {
                 .post, "/api/documents", headers: [.contentType: "application/pdf"], body: pdf)
             #expect(upload.status == .ok)
             let id = try #require(upload.data?["document_id"]?.stringValue)
-            #expect(upload.data?["sourcePdfSha256"]?.stringValue == pdf.sha256Hex)
+            #expect(upload.data?["sourcePdfSha256"]?.stringValue == Attachment.key(for: pdf))
             #expect(upload.data?["password_protected"]?.boolValue == false)
             #expect(upload.data?["errors"]?.arrayValue?.isEmpty == true)
 
@@ -93,7 +94,7 @@ struct DocumentRoutesTests {
             let files = try FileManager.default.contentsOfDirectory(
                 atPath: directory.url.appendingPathComponent("pdfs").path
             )
-            #expect(files == ["\(pdf.sha256Hex).pdf"])
+            #expect(files == ["\(Attachment.key(for: pdf)).pdf"])
 
             // The same id twice is refused.
             let again = try await client.request(

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 import InstantTesting
 import Testing
 
@@ -103,12 +104,14 @@ struct OtherRecordRoutesTests {
                 headers: [.contentType: "image/png"],
                 body: image
             )
-            #expect(upload.data?["id"]?.stringValue == image.sha256Hex)
-            let download = try await client.request(.get, "/api/documents/\(id)/attachments/\(image.sha256Hex)")
+            #expect(upload.data?["id"]?.stringValue == Attachment.key(for: image))
+            let download = try await client.request(
+                .get, "/api/documents/\(id)/attachments/\(Attachment.key(for: image))")
             #expect(download.status == .ok)
             #expect(download.body == image)
             #expect(download.headers[.contentType] == "image/png")
-            let missing = try await client.request(.get, "/api/documents/\(id)/attachments/\(Data([1]).sha256Hex)")
+            let missing = try await client.request(
+                .get, "/api/documents/\(id)/attachments/\(Attachment.key(for: Data([1])))")
             #expect(missing.status == .notFound)
         }
     }

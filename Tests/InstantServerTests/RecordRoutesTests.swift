@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 import InstantTesting
 import Testing
 
@@ -171,7 +172,7 @@ struct RecordRoutesTests {
             let image = Data([0x89, 0x50, 0x4E, 0x47, 0, 1, 2, 3])
             var stamp = noteContent(page: 1, id: "stamp-1").objectValue!
             stamp["type"] = "pspdfkit/image"
-            stamp["imageAttachmentId"] = .string(image.sha256Hex)
+            stamp["imageAttachmentId"] = .string(Attachment.key(for: image))
             let document: JSON = [
                 "format": "https://pspdfkit.com/instant-json/v1",
                 "annotations": [noteContent(page: 0, id: "n-1"), .object(stamp)],
@@ -180,7 +181,9 @@ struct RecordRoutesTests {
                     ["v": 1, "type": "pspdfkit/bookmark", "id": "bm-1", "action": ["type": "goTo", "pageIndex": 1]]
                 ],
                 "attachments": .object([
-                    image.sha256Hex: ["binary": .string(image.base64EncodedString()), "contentType": "image/png"]
+                    Attachment.key(for: image): [
+                        "binary": .string(image.base64EncodedString()), "contentType": "image/png",
+                    ]
                 ]),
             ]
             let multipart = ServerHarness.Client.multipart(
@@ -202,7 +205,8 @@ struct RecordRoutesTests {
                 Set(json["annotations"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []) == ["n-1", "stamp-1"])
             #expect(json["formFieldValues"]?.arrayValue?.first?["value"]?.stringValue == "a@b.c")
             #expect(json["bookmarks"]?.arrayValue?.first?["id"]?.stringValue == "bm-1")
-            #expect(json["attachments"]?[image.sha256Hex]?["binary"]?.stringValue == image.base64EncodedString())
+            #expect(
+                json["attachments"]?[Attachment.key(for: image)]?["binary"]?.stringValue == image.base64EncodedString())
 
             // Strict mode: one bad record refuses the whole file and writes nothing.
             let bad: JSON = [
@@ -250,7 +254,7 @@ struct RecordRoutesTests {
                 StoredDocument(
                     id: "doc",
                     title: nil,
-                    sourcePDFSHA256: pdf.sha256Hex,
+                    sourcePDFSHA256: Attachment.key(for: pdf),
                     byteSize: pdf.count,
                     pages: [PageInfo(width: 612, height: 792)],
                     pdfID: DocumentPDFID(permanent: "cGVybWFuZW50", changing: "Y2hhbmdpbmc="),

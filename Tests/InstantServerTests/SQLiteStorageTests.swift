@@ -1,4 +1,5 @@
 import Foundation
+import InstantJSON
 import Testing
 
 @testable import InstantServer
@@ -9,7 +10,7 @@ struct SQLiteStorageTests {
         StoredDocument(
             id: id,
             title: title,
-            sourcePDFSHA256: pdf.sha256Hex,
+            sourcePDFSHA256: Attachment.key(for: pdf),
             byteSize: pdf.count,
             pages: [PageInfo(width: 612, height: 792)],
             pdfID: DocumentPDFID(permanent: "cGVybQ==", changing: "Y2hhbmdl"),
@@ -38,10 +39,10 @@ struct SQLiteStorageTests {
 
         let stored = try #require(try await storage.document(id: "a"))
         #expect(stored == Self.document(id: "a", pdf: Self.pdf, title: "Alpha"))
-        #expect(try await storage.pdf(sha256: Self.pdf.sha256Hex) == Self.pdf)
+        #expect(try await storage.pdf(sha256: Attachment.key(for: Self.pdf)) == Self.pdf)
         let files = try FileManager.default.contentsOfDirectory(
             atPath: directory.url.appendingPathComponent("pdfs").path)
-        #expect(files == ["\(Self.pdf.sha256Hex).pdf"])
+        #expect(files == ["\(Attachment.key(for: Self.pdf)).pdf"])
 
         await #expect(throws: StorageError.self) {
             try await storage.createDocument(Self.document(id: "a", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
@@ -56,9 +57,9 @@ struct SQLiteStorageTests {
 
         // The PDF stays while another document uses it, and goes with the last one.
         #expect(try await storage.deleteDocument(id: "a"))
-        #expect(try await storage.pdf(sha256: Self.pdf.sha256Hex) == Self.pdf)
+        #expect(try await storage.pdf(sha256: Attachment.key(for: Self.pdf)) == Self.pdf)
         #expect(try await storage.deleteDocument(id: "b"))
-        #expect(try await storage.pdf(sha256: Self.pdf.sha256Hex) == nil)
+        #expect(try await storage.pdf(sha256: Attachment.key(for: Self.pdf)) == nil)
         #expect(try await storage.deleteDocument(id: "b") == false)
     }
 
@@ -208,15 +209,17 @@ struct SQLiteStorageTests {
             let storage = try SQLiteStorage(directory: directory.url)
             try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
             let sha = try await storage.putAttachment(documentID: "d", data: image, contentType: "image/png")
-            #expect(sha == image.sha256Hex)
+            #expect(sha == Attachment.key(for: image))
             #expect(try await storage.putAttachment(documentID: "d", data: image, contentType: "image/png") == sha)
             try await storage.revokeTokens(ids: ["token-1"])
             _ = try await storage.apply(
                 [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
         }
         let reopened = try SQLiteStorage(directory: directory.url)
-        #expect(try await reopened.attachment(documentID: "d", sha256: image.sha256Hex)?.data == image)
-        #expect(try await reopened.attachment(documentID: "d", sha256: image.sha256Hex)?.contentType == "image/png")
+        #expect(try await reopened.attachment(documentID: "d", sha256: Attachment.key(for: image))?.data == image)
+        #expect(
+            try await reopened.attachment(documentID: "d", sha256: Attachment.key(for: image))?.contentType
+                == "image/png")
         #expect(try await reopened.isTokenRevoked(id: "token-1"))
         #expect(try await reopened.isTokenRevoked(id: "token-2") == false)
         #expect(try await reopened.layer(documentID: "d", name: "")?.revision == 1)
@@ -297,7 +300,7 @@ struct SQLiteStorageTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let storage = try SQLiteStorage(directory: directory.url)
-        let image = StoredAttachment(sha256: Data([7]).sha256Hex, contentType: "image/png", data: Data([7]))
+        let image = StoredAttachment(sha256: Attachment.key(for: Data([7])), contentType: "image/png", data: Data([7]))
         await #expect(throws: StorageError.self) {
             try await storage.createDocument(
                 Self.document(id: "d", pdf: Self.pdf),
@@ -308,7 +311,7 @@ struct SQLiteStorageTests {
             )
         }
         #expect(try await storage.document(id: "d") == nil)
-        #expect(try await storage.pdf(sha256: Self.pdf.sha256Hex) == nil)
+        #expect(try await storage.pdf(sha256: Attachment.key(for: Self.pdf)) == nil)
         #expect(try await storage.attachment(documentID: "d", sha256: image.sha256) == nil)
 
         try await storage.createDocument(

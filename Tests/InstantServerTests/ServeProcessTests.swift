@@ -1,4 +1,5 @@
 import Foundation
+import InstantJSON
 import InstantTesting
 import Testing
 
@@ -70,7 +71,7 @@ struct ServeProcessTests {
                 StoredDocument(
                     id: "doc",
                     title: nil,
-                    sourcePDFSHA256: pdf.sha256Hex,
+                    sourcePDFSHA256: Attachment.key(for: pdf),
                     byteSize: pdf.count,
                     pages: [PageInfo(width: 612, height: 792)],
                     pdfID: nil,
@@ -133,7 +134,7 @@ struct ServeProcessTests {
                 StoredDocument(
                     id: "doc",
                     title: nil,
-                    sourcePDFSHA256: pdf.sha256Hex,
+                    sourcePDFSHA256: Attachment.key(for: pdf),
                     byteSize: pdf.count,
                     pages: [PageInfo(width: 612, height: 792)],
                     pdfID: nil,

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 
 extension InstantAPI {
     /// `POST /api/documents`: a raw PDF body, or `multipart/form-data` with `file`, optional
@@ -33,7 +34,7 @@ extension InstantAPI {
             try requestedID.map { id throws(APIError) in
                 try Identifiers.validate(id, what: "document id")
                 return id
-            } ?? identifiers.next()
+            } ?? identifiers.next().string
         let password = request.headers.first { $0.name.canonicalName == "pspdfkit-pdf-password" }?.value
         let imported: ImportedDocument
         do {
@@ -54,7 +55,7 @@ extension InstantAPI {
         let document = StoredDocument(
             id: documentID,
             title: title ?? imported.title ?? filename,
-            sourcePDFSHA256: pdf.sha256Hex,
+            sourcePDFSHA256: Attachment.key(for: pdf),
             byteSize: pdf.count,
             pages: imported.pages,
             pdfID: imported.pdfID,

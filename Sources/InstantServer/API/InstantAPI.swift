@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 import Logging
 
 /// The shared state of the route handlers.
@@ -7,7 +8,7 @@ struct InstantAPI: Sendable {
     let storage: any InstantStorage
     let importer: any DocumentImporter
     let configuration: InstantServerConfiguration
-    let identifiers = RecordIdentifierGenerator()
+    let identifiers = ULIDGenerator.shared
 
     /// A path parameter, percent-decoded and checked against the identifier rules.
     func identifier(_ name: String, _ context: InstantRequestContext, what: String) throws(APIError) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import InstantJSON
 
 /// A validated Instant JSON document, ready to be applied to a layer.
 struct InstantJSONImport {
@@ -16,7 +17,7 @@ struct InstantJSONImport {
 
     /// Validates the document. In strict mode the first problem throws 422; in lenient mode bad
     /// records are skipped and listed in ``problems``.
-    init(data: Data, pageCount: Int, lenient: Bool, identifiers: RecordIdentifierGenerator) throws(APIError) {
+    init(data: Data, pageCount: Int, lenient: Bool, identifiers: ULIDGenerator) throws(APIError) {
         guard let document = try? JSON.parse(data), let object = document.objectValue else {
             throw .unprocessable("instant.json: not a JSON object")
         }
@@ -84,7 +85,7 @@ struct InstantJSONImport {
         content: JSON,
         user: String?,
         group: String?,
-        identifiers: RecordIdentifierGenerator,
+        identifiers: ULIDGenerator,
         id explicitID: String? = nil
     ) -> RecordWrite {
         var object = content.objectValue ?? [:]
@@ -101,7 +102,7 @@ struct InstantJSONImport {
         } else if let pdfObjectID {
             id = String(pdfObjectID)
         } else {
-            id = identifiers.next()
+            id = identifiers.next().string
         }
         if kind == .annotation || kind == .comment || kind == .bookmark {
             object["id"] = .string(id)
@@ -133,7 +134,9 @@ struct InstantJSONImport {
 
     /// The attachments as stored values.
     var storedAttachments: [StoredAttachment] {
-        attachments.map { StoredAttachment(sha256: $0.data.sha256Hex, contentType: $0.contentType, data: $0.data) }
+        attachments.map {
+            StoredAttachment(sha256: Attachment.key(for: $0.data), contentType: $0.contentType, data: $0.data)
+        }
     }
 
     /// Stores the attachments, then applies every record change in one transaction.

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
+import InstantJSON
 
 extension SQLiteStorage {
     public func putAttachment(documentID: String, data: Data, contentType: String) async throws -> String {
-        let sha = data.sha256Hex
+        let sha = Attachment.key(for: data)
         try await write { db in
             try Self.requireDocument(db, documentID)
             try Self.insertAttachment(
