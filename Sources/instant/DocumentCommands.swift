@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import InstantJSON
 
 /// `instant upload FILE`: uploads a PDF to a running server.
 struct UploadCommand: AsyncParsableCommand {
@@ -56,7 +57,7 @@ struct UploadCommand: AsyncParsableCommand {
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a document layer's records as an Instant JSON file."
+        abstract: "Export a document layer's records as an Instant JSONValue file."
     )
 
     @Argument(help: "The document id.")
@@ -80,7 +81,7 @@ struct ExportCommand: AsyncParsableCommand {
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Apply an Instant JSON file to a document layer (strict unless --lenient)."
+        abstract: "Apply an Instant JSONValue file to a document layer (strict unless --lenient)."
     )
 
     @Argument(help: "The document id.")

@@ -286,8 +286,8 @@ struct DocumentRoutesTests {
         defer { directory.remove() }
         let pdf = TestPDF.make(pageCount: 1)
         try await ServerHarness(directory: directory.url).run { client in
-            func upload(_ id: String, annotations: [JSON]) async throws -> ServerHarness.Client.Reply {
-                let instantJSON: JSON = [
+            func upload(_ id: String, annotations: [JSONValue]) async throws -> ServerHarness.Client.Reply {
+                let instantJSON: JSONValue = [
                     "format": "https://pspdfkit.com/instant-json/v1", "annotations": .array(annotations),
                 ]
                 return try await client.request(

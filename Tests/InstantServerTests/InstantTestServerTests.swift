@@ -1,4 +1,5 @@
 import Foundation
+import InstantJSON
 import InstantTesting
 import Testing
 
@@ -24,7 +25,7 @@ struct InstantTestServerTests {
         request.setValue("Token token=\"\(server.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
         let (data, response) = try await URLSession.shared.data(for: request)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
-        #expect(try JSON.parse(data)["document_count"] == 0)
+        #expect(try JSONValue.parse(data)["document_count"] == 0)
         await server.stop()
         await #expect(throws: (any Error).self) {
             _ = try await URLSession.shared.data(from: server.baseURL.appendingPathComponent("healthcheck"))

@@ -39,7 +39,7 @@ struct OtherRecordRoutesTests {
         try await ServerHarness(directory: directory.url).run { client in
             let id = try await client.upload(TestPDF.make(pageCount: 3))
             let base = "/api/documents/\(id)/bookmarks"
-            let content: JSON = [
+            let content: JSONValue = [
                 "v": 1, "type": "pspdfkit/bookmark", "name": "Intro", "action": ["type": "goTo", "pageIndex": 2],
             ]
             let created = try await client.json(.post, base, ["id": "bm", "content": content])

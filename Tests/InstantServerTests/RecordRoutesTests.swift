@@ -65,7 +65,7 @@ struct RecordRoutesTests {
             )
             let lines = String(decoding: ndjson.body, as: UTF8.self).split(separator: "\n")
             #expect(lines.count == 2)
-            #expect(lines.allSatisfy { (try? JSON.parse(Data($0.utf8)))?["id"] != nil })
+            #expect(lines.allSatisfy { (try? JSONValue.parse(Data($0.utf8)))?["id"] != nil })
 
             let update = try await client.json(
                 .put,
@@ -173,7 +173,7 @@ struct RecordRoutesTests {
             var stamp = noteContent(page: 1, id: "stamp-1").objectValue!
             stamp["type"] = "pspdfkit/image"
             stamp["imageAttachmentId"] = .string(Attachment.key(for: image))
-            let document: JSON = [
+            let document: JSONValue = [
                 "format": "https://pspdfkit.com/instant-json/v1",
                 "annotations": [noteContent(page: 0, id: "n-1"), .object(stamp)],
                 "formFieldValues": [["v": 1, "type": "pspdfkit/form-field-value", "name": "email", "value": "a@b.c"]],
@@ -209,7 +209,7 @@ struct RecordRoutesTests {
                 json["attachments"]?[Attachment.key(for: image)]?["binary"]?.stringValue == image.base64EncodedString())
 
             // Strict mode: one bad record refuses the whole file and writes nothing.
-            let bad: JSON = [
+            let bad: JSONValue = [
                 "format": "https://pspdfkit.com/instant-json/v1",
                 "annotations": [noteContent(page: 0, id: "n-2"), ["v": 2, "type": "pspdfkit/note", "pageIndex": 0]],
             ]
@@ -247,7 +247,7 @@ struct RecordRoutesTests {
                     id: String(objectID),
                     kind: .annotation,
                     pdfObjectID: objectID,
-                    content: JSON.object(content).encoded()
+                    content: JSONValue.object(content).encoded()
                 )
             }
             try await storage.createDocument(
@@ -291,7 +291,7 @@ struct RecordRoutesTests {
             #expect(fresh.json?["annotations"]?.arrayValue?.count == 3)
 
             // Importing skippedPdfObjectIds removes those originals from the layer.
-            let skipping: JSON = ["format": "https://pspdfkit.com/instant-json/v1", "skippedPdfObjectIds": [14]]
+            let skipping: JSONValue = ["format": "https://pspdfkit.com/instant-json/v1", "skippedPdfObjectIds": [14]]
             #expect(
                 try await client.json(.post, "/api/documents/doc/layers/fresh/apply_instant_json", skipping).status
                     == .ok)

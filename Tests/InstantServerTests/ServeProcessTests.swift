@@ -162,7 +162,7 @@ struct ServeProcessTests {
         let exported = directory.url.appendingPathComponent("out.json")
         let (exportStatus, exportOutput) = try Self.run(["export", "doc", "-o", exported.path] + common)
         #expect(exportStatus == 0, "\(exportOutput)")
-        let json = try JSON.parse(Data(contentsOf: exported))
+        let json = try JSONValue.parse(Data(contentsOf: exported))
         #expect(json["annotations"]?.arrayValue?.first?["id"]?.stringValue == "cli-1")
 
         let (missingStatus, missingOutput) = try Self.run(["export", "nope"] + common)

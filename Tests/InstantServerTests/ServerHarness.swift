@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import InstantJSON
 import InstantTesting
 import Testing
 
@@ -41,8 +42,8 @@ struct ServerHarness {
             var status: HTTPResponse.Status
             var headers: HTTPFields
             var body: Data
-            var json: JSON? { try? JSON.parse(body) }
-            var data: JSON? { json?["data"] }
+            var json: JSONValue? { try? JSONValue.parse(body) }
+            var data: JSONValue? { json?["data"] }
             var reason: String? { json?["error"]?["reason"]?.stringValue }
         }
 
@@ -72,7 +73,7 @@ struct ServerHarness {
         }
 
         @discardableResult
-        func json(_ method: HTTPRequest.Method, _ uri: String, _ value: JSON) async throws -> Reply {
+        func json(_ method: HTTPRequest.Method, _ uri: String, _ value: JSONValue) async throws -> Reply {
             try await request(method, uri, headers: [.contentType: "application/json"], body: value.encoded())
         }
 
@@ -105,8 +106,8 @@ struct ServerHarness {
 }
 
 /// An annotation's Instant JSON content.
-func noteContent(page: Int = 0, text: String = "note", id: String? = nil) -> JSON {
-    var object: [String: JSON] = [
+func noteContent(page: Int = 0, text: String = "note", id: String? = nil) -> JSONValue {
+    var object: [String: JSONValue] = [
         "v": 2,
         "type": "pspdfkit/note",
         "pageIndex": .integer(Int64(page)),

@@ -17,12 +17,15 @@ public final class PDFDocument: @unchecked Sendable {
     /// The pages, in order.
     public let pages: [PDFPage]
 
-    /// Opens a PDF from its bytes.
+    /// Opens a PDF from its bytes; encrypted files (standard security handler: RC4, AES-128,
+    /// AES-256) open with the empty password or the given user or owner password.
     ///
     /// - Throws: ``PDFError`` with code ``PDFError/Code/notAPDF`` for bytes that are not a PDF,
     ///   ``PDFError/Code/damaged`` when no document catalog can be found even after recovery, and
-    ///   ``PDFError/Code/unsupportedEncryption`` for encrypted files (decryption is not supported yet).
-    public init(data: Data) throws(PDFError) {
+    ///   ``PDFError/Code/passwordRequired`` for an encrypted file whose user password is not empty
+    ///   when `password` is neither its user nor its owner password, and
+    ///   ``PDFError/Code/unsupportedEncryption`` for security handlers other than the standard one.
+    public init(data: Data, password: String? = nil) throws(PDFError) {
         let bytes = [UInt8](data)
         let reader = PDFDocumentReader(bytes: bytes)
         self.reader = reader
@@ -56,21 +59,25 @@ public final class PDFDocument: @unchecked Sendable {
                 throw PDFError(.damaged, "no document catalog was found, even after scanning the whole file")
             }
         }
-        if trailer["Encrypt"] != nil, trailer["Encrypt"] != .null {
-            throw PDFError(
-                .unsupportedEncryption,
-                "the PDF is encrypted; this reader does not decrypt files yet: save it without encryption and try again"
-            )
+        if let encryptEntry = trailer["Encrypt"], let encrypt = reader.resolve(encryptEntry).dictionaryValue {
+            let ids = reader.resolve(trailer["ID"] ?? .null).arrayValue ?? []
+            let firstID = ids.first.flatMap { reader.resolve($0).stringData }.map { [UInt8]($0) } ?? []
+            reader.security = try StandardSecurityHandler(
+                encrypt: encrypt, firstID: firstID, password: password ?? "", resolve: reader.resolve)
+            reader.encryptObjectNumber = encryptEntry.referenceValue?.number
+            reader.forgetCachedObjects()
         }
         self.trailer = trailer
-        self.pages = PDFPage.collect(
-            in: reader, catalog: reader.resolve(trailer["Root"]!).dictionaryValue!, warnings: &warnings)
+        guard let catalog = reader.resolve(trailer["Root"] ?? .null).dictionaryValue else {
+            throw PDFError(.damaged, "the document catalog could not be read (or decrypted)")
+        }
+        self.pages = PDFPage.collect(in: reader, catalog: catalog, warnings: &warnings)
         self.warnings = warnings
     }
 
     /// Opens the PDF file at a path.
-    public convenience init(contentsOf url: URL) throws {
-        try self.init(data: Data(contentsOf: url, options: .mappedIfSafe))
+    public convenience init(contentsOf url: URL, password: String? = nil) throws {
+        try self.init(data: Data(contentsOf: url, options: .mappedIfSafe), password: password)
     }
 
     static func findHeader(_ bytes: [UInt8]) -> Int? {

@@ -9,6 +9,10 @@ final class PDFDocumentReader {
     private var cache: [Int: PDFObject] = [:]
     private var objectStreams: [Int: [PDFObject]] = [:]
     private var resolving = Set<Int>()
+    /// Decrypts strings and streams of encrypted files; `nil` for files that are not encrypted.
+    var security: StandardSecurityHandler?
+    /// The object number of the /Encrypt dictionary, whose strings are not encrypted.
+    var encryptObjectNumber: Int?
     /// Where each object really is, found by scanning the file the first time an offset is wrong.
     private lazy var scannedOffsets: [Int: (Int, Int)] = scanObjectOffsets().offsets
 
@@ -30,6 +34,9 @@ final class PDFDocumentReader {
                 // The cross-reference offset is wrong: use where the object really is.
                 object = (try? readObject(at: recovered, expecting: number)) ?? .null
             }
+            if let security, number != encryptObjectNumber {
+                object = decrypt(object, with: security, number: number, generation: reference.generation, depth: 0)
+            }
         case .compressed(let streamNumber, let index)?:
             if let objects = try? objectStream(streamNumber), index < objects.count { object = objects[index] }
         default:
@@ -37,6 +44,38 @@ final class PDFDocumentReader {
         }
         cache[number] = object
         return object
+    }
+
+    private func decrypt(
+        _ object: PDFObject, with security: StandardSecurityHandler, number: Int, generation: Int, depth: Int
+    ) -> PDFObject {
+        guard depth < PDFParser.maximumDepth else { return object }
+        func inner(_ value: PDFObject) -> PDFObject {
+            decrypt(value, with: security, number: number, generation: generation, depth: depth + 1)
+        }
+        switch object {
+        case .string(let data):
+            return .string(security.decrypt(data, number: number, generation: generation, isStream: false))
+        case .array(let elements):
+            return .array(elements.map(inner))
+        case .dictionary(let dictionary):
+            return .dictionary(PDFDictionary(dictionary.entries.mapValues(inner)))
+        case .stream(let stream):
+            // Cross-reference streams are never encrypted, metadata streams only when the handler says so.
+            guard stream.dictionary.type != "XRef", security.encryptsMetadata || stream.dictionary.type != "Metadata"
+            else { return object }
+            let dictionary = PDFDictionary(stream.dictionary.entries.mapValues(inner))
+            let data = security.decrypt(stream.rawData, number: number, generation: generation, isStream: true)
+            return .stream(PDFStream(dictionary: dictionary, rawData: data))
+        default:
+            return object
+        }
+    }
+
+    /// Drops objects read before the security handler was known (they were not decrypted).
+    func forgetCachedObjects() {
+        cache.removeAll()
+        objectStreams.removeAll()
     }
 
     /// Follows references until a direct object.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 
 /// An error answered to an HTTP client as `{"error": {"reason": "..."}}` with a status code.
 public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
@@ -20,7 +21,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public var description: String { "\(status.code) \(reason)" }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = JSON.object(["error": .object(["reason": .string(reason)])]).encoded()
+        let body = JSONValue.object(["error": .object(["reason": .string(reason)])]).encoded()
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         if status == .unauthorized {

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 
 extension InstantAPI {
     /// The most annotations a JSON listing returns; the rest needs `offset` or NDJSON.
@@ -20,7 +21,7 @@ extension InstantAPI {
                     "The document '\(id)' has no page \(pageText) (it has \(document.pageCount) pages, from 0)."
                 )
             }
-            records = records.filter { (try? JSON.parse($0.content))?["pageIndex"]?.integerValue == Int64(page) }
+            records = records.filter { (try? JSONValue.parse($0.content))?["pageIndex"]?.integerValue == Int64(page) }
         }
         if request.headers[.accept]?.contains("application/x-ndjson") == true {
             var body = ByteBuffer()
@@ -181,7 +182,7 @@ extension InstantAPI {
 
     /// Validates an `{id?, content, user_id?, group?}` object into a record write.
     func annotationWrite(
-        _ item: JSON,
+        _ item: JSONValue,
         document: StoredDocument,
         path: String,
         requireID: Bool
@@ -212,10 +213,10 @@ extension InstantAPI {
         )
     }
 
-    static func createdJSON(_ record: StoredRecord) -> JSON {
+    static func createdJSON(_ record: StoredRecord) -> JSONValue {
         [
             "id": .string(record.id),
-            "content": (try? JSON.parse(record.content)) ?? .null,
+            "content": (try? JSONValue.parse(record.content)) ?? .null,
             "user_id": .optional(record.createdBy),
             "updatedBy": .optional(record.updatedBy),
             "group": .optional(record.group),

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 
 extension InstantAPI {
     /// Verifies the request's client token for the route's document and layer.
@@ -99,12 +100,12 @@ extension InstantAPI {
     }
 
     /// The sync shape of a record: metadata plus its Instant JSON content.
-    static func syncRecordJSON(_ record: StoredRecord) -> JSON {
-        var object: [String: JSON] = [
+    static func syncRecordJSON(_ record: StoredRecord) -> JSONValue {
+        var object: [String: JSONValue] = [
             "id": .string(record.id),
             "kind": .string(record.kind.rawValue),
             "revision": .integer(record.revision),
-            "content": record.isDeleted ? .null : ((try? JSON.parse(record.content)) ?? .null),
+            "content": record.isDeleted ? .null : ((try? JSONValue.parse(record.content)) ?? .null),
             "group": .optional(record.group),
             "createdBy": .optional(record.createdBy),
             "updatedBy": .optional(record.updatedBy),
@@ -119,13 +120,13 @@ extension InstantAPI {
     func revoke(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let body = try await jsonBody(request)
         var ids: [String] = []
-        var failing: [JSON] = []
+        var failing: [JSONValue] = []
         if let jwts = body["jwts"] {
             guard let list = jwts.arrayValue else { throw APIError.badRequest("'jwts' must be an array of tokens.") }
             for (index, value) in list.enumerated() {
                 let parts = value.stringValue?.split(separator: ".", omittingEmptySubsequences: false) ?? []
                 guard parts.count == 3, let payload = ClientTokenVerifier.base64URLDecode(parts[1]),
-                    let jti = (try? JSON.parse(payload))?["jti"]?.stringValue
+                    let jti = (try? JSONValue.parse(payload))?["jti"]?.stringValue
                 else {
                     failing.append([
                         "path": .string("jwts[\(index)]"),
@@ -155,7 +156,7 @@ extension InstantAPI {
             "result": failing.isEmpty ? "success" : "partial_failure",
             "status": 200,
             "failingPaths": .array(failing),
-            "data": .array(ids.map(JSON.string)),
+            "data": .array(ids.map(JSONValue.string)),
         ])
     }
 }

@@ -114,12 +114,12 @@ extension InstantAPI {
         }
         let listing = try await storage.listDocuments(query)
         let nextOffset = query.offset + listing.documents.count
-        let next: JSON =
+        let next: JSONValue =
             nextOffset < listing.totalCount ? .string(Data(String(nextOffset).utf8).base64EncodedString()) : .null
-        let previous: JSON =
+        let previous: JSONValue =
             query.offset > 0
             ? .string(Data(String(max(0, query.offset - query.limit)).utf8).base64EncodedString()) : .null
-        var answer: [String: JSON] = [
+        var answer: [String: JSONValue] = [
             "data": .array(listing.documents.map { Self.propertiesJSON($0, includeID: true) }),
             "document_count": .integer(Int64(listing.totalCount)),
             "next_cursor": next,
@@ -179,8 +179,8 @@ extension InstantAPI {
         )
     }
 
-    static func propertiesJSON(_ document: StoredDocument, includeID: Bool) -> JSON {
-        var object: [String: JSON] = [
+    static func propertiesJSON(_ document: StoredDocument, includeID: Bool) -> JSONValue {
+        var object: [String: JSONValue] = [
             "passwordProtected": .bool(document.isPasswordProtected),
             "sourcePdfSha256": .string(document.sourcePDFSHA256),
             "title": .optional(document.title),

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 
 extension InstantAPI {
     /// `GET .../document.json`: the layer's records as an Instant JSON document.
@@ -13,15 +14,15 @@ extension InstantAPI {
 
     /// The Instant JSON export of a layer. Base records that were changed or deleted on the layer
     /// are listed in `skippedPdfObjectIds`; changed ones also appear with their new content.
-    func documentJSON(_ document: StoredDocument, layer: String) async throws -> JSON {
+    func documentJSON(_ document: StoredDocument, layer: String) async throws -> JSONValue {
         let records = try await storage.records(documentID: document.id, layer: layer, kind: nil)
         let base = try await storage.baseRecords(documentID: document.id)
-        var sections: [String: [JSON]] = [:]
+        var sections: [String: [JSONValue]] = [:]
         var attachmentIDs: Set<String> = []
         var liveByObjectID: [Int: StoredRecord] = [:]
         for record in records {
             if let objectID = record.pdfObjectID { liveByObjectID[objectID] = record }
-            guard let content = try? JSON.parse(record.content) else { continue }
+            guard let content = try? JSONValue.parse(record.content) else { continue }
             let key: String
             switch record.kind {
             case .annotation: key = "annotations"
@@ -38,19 +39,19 @@ extension InstantAPI {
         for baseRecord in base {
             guard let objectID = baseRecord.pdfObjectID else { continue }
             if let live = liveByObjectID[objectID],
-                (try? JSON.parse(live.content)) == (try? JSON.parse(baseRecord.content))
+                (try? JSONValue.parse(live.content)) == (try? JSONValue.parse(baseRecord.content))
             {
                 continue
             }
             skipped.append(objectID)
         }
-        var output: [String: JSON] = ["format": .string(InstantJSONImport.format)]
+        var output: [String: JSONValue] = ["format": .string(InstantJSONImport.format)]
         for (key, values) in sections { output[key] = .array(values) }
         if !skipped.isEmpty { output["skippedPdfObjectIds"] = .array(skipped.sorted().map { .integer(Int64($0)) }) }
         if let pdfID = document.pdfID {
             output["pdfId"] = ["permanent": .string(pdfID.permanent), "changing": .string(pdfID.changing)]
         }
-        var attachments: [String: JSON] = [:]
+        var attachments: [String: JSONValue] = [:]
         for attachmentID in attachmentIDs.sorted() {
             if let attachment = try await storage.attachment(documentID: document.id, sha256: attachmentID) {
                 attachments[attachmentID] = [
@@ -90,7 +91,7 @@ extension InstantAPI {
             identifiers: identifiers
         )
         let result = try await plan.apply(to: storage, documentID: id, layer: layer)
-        var data: [String: JSON] = ["revision": .integer(result.revision)]
+        var data: [String: JSONValue] = ["revision": .integer(result.revision)]
         if lenient {
             data["errors"] = .array(plan.problems.map { ["reason": .string($0)] })
         }

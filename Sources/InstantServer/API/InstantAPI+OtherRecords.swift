@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 
 extension InstantAPI {
     // MARK: Form field values
@@ -8,7 +9,7 @@ extension InstantAPI {
     func listFormFieldValues(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let (id, layer, _) = try await documentAndLayer(context)
         let records = try await storage.records(documentID: id, layer: layer, kind: .formFieldValue)
-        let values = records.compactMap { try? JSON.parse($0.content) }
+        let values = records.compactMap { try? JSONValue.parse($0.content) }
         return Self.data(["formFieldValues": .array(values)])
     }
 
@@ -30,7 +31,7 @@ extension InstantAPI {
             }
             object["v"] = object["v"] ?? 1
             object["type"] = object["type"] ?? "pspdfkit/form-field-value"
-            let content = JSON.object(object)
+            let content = JSONValue.object(object)
             let path = "formFieldValues[\(index)]"
             if let problem = RecordValidation.problem(
                 kind: .formFieldValue,
@@ -51,7 +52,7 @@ extension InstantAPI {
             layer: layer,
             onConditionFailure: .abortBatch
         )
-        return Self.data(["formFieldValues": .array(result.applied.compactMap { try? JSON.parse($0.content) })])
+        return Self.data(["formFieldValues": .array(result.applied.compactMap { try? JSONValue.parse($0.content) })])
     }
 
     // MARK: Bookmarks
@@ -126,7 +127,7 @@ extension InstantAPI {
         let rootID = try identifier("annotationID", context, what: "annotation id")
         _ = try await requireAnnotation(documentID: id, layer: layer, id: rootID)
         let comments = try await storage.records(documentID: id, layer: layer, kind: .comment).filter {
-            (try? JSON.parse($0.content))?["rootId"]?.stringValue == rootID
+            (try? JSONValue.parse($0.content))?["rootId"]?.stringValue == rootID
         }
         return Self.data(["comments": .array(comments.map(Self.recordJSON))])
     }
@@ -136,12 +137,12 @@ extension InstantAPI {
         let (id, layer, document) = try await documentAndLayer(context)
         let rootID = try identifier("annotationID", context, what: "annotation id")
         let root = try await requireAnnotation(documentID: id, layer: layer, id: rootID)
-        let pageIndex = (try? JSON.parse(root.content))?["pageIndex"] ?? 0
+        let pageIndex = (try? JSONValue.parse(root.content))?["pageIndex"] ?? 0
         let body = try await jsonBody(request)
         guard let items = body["comments"]?.arrayValue, !items.isEmpty else {
             throw APIError.badRequest("The body needs 'comments': an array of {content: {text}} objects.")
         }
-        let now = JSON.string(Self.timestamp(Date()))
+        let now = JSONValue.string(Self.timestamp(Date()))
         var writes: [RecordWrite] = []
         for (index, item) in items.enumerated() {
             let path = "comments[\(index)]"

@@ -64,11 +64,11 @@ struct InstantAPI: Sendable {
     }
 
     /// The request body parsed as JSON, or 400.
-    func jsonBody(_ request: Request) async throws -> JSON {
+    func jsonBody(_ request: Request) async throws -> JSONValue {
         let data = try await body(request)
         guard !data.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
         do {
-            return try JSON.parse(data)
+            return try JSONValue.parse(data)
         } catch {
             throw APIError.badRequest("The request body is not valid JSON.")
         }
@@ -78,7 +78,7 @@ struct InstantAPI: Sendable {
 /// Building responses.
 extension InstantAPI {
     /// A JSON response.
-    static func respond(_ value: JSON, status: HTTPResponse.Status = .ok) -> Response {
+    static func respond(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
         Response(
             status: status,
             headers: [.contentType: "application/json; charset=utf-8"],
@@ -87,13 +87,13 @@ extension InstantAPI {
     }
 
     /// `{"data": value}`.
-    static func data(_ value: JSON, status: HTTPResponse.Status = .ok) -> Response {
+    static func data(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
         respond(["data": value], status: status)
     }
 
     /// The API shape of a record: `{id, content, createdBy, updatedBy, group}`.
-    static func recordJSON(_ record: StoredRecord) -> JSON {
-        let content = record.isDeleted ? JSON.null : ((try? JSON.parse(record.content)) ?? .null)
+    static func recordJSON(_ record: StoredRecord) -> JSONValue {
+        let content = record.isDeleted ? JSONValue.null : ((try? JSONValue.parse(record.content)) ?? .null)
         return [
             "id": .string(record.id),
             "content": content,

@@ -18,7 +18,7 @@ struct InstantJSONImport {
     /// Validates the document. In strict mode the first problem throws 422; in lenient mode bad
     /// records are skipped and listed in ``problems``.
     init(data: Data, pageCount: Int, lenient: Bool, identifiers: ULIDGenerator) throws(APIError) {
-        guard let document = try? JSON.parse(data), let object = document.objectValue else {
+        guard let document = try? JSONValue.parse(data), let object = document.objectValue else {
             throw .unprocessable("instant.json: not a JSON object")
         }
         guard let format = object["format"]?.stringValue, format == Self.format else {
@@ -82,7 +82,7 @@ struct InstantJSONImport {
     /// The write for one record: the id comes from the content, or is generated and put into it.
     static func write(
         kind: RecordKind,
-        content: JSON,
+        content: JSONValue,
         user: String?,
         group: String?,
         identifiers: ULIDGenerator,
@@ -114,7 +114,7 @@ struct InstantJSONImport {
             group: recordGroup,
             user: user,
             pdfObjectID: pdfObjectID,
-            content: JSON.object(object).encoded()
+            content: JSONValue.object(object).encoded()
         )
     }
 

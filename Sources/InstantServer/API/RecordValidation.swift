@@ -1,10 +1,12 @@
+import InstantJSON
+
 /// The checks a record's Instant JSON object must pass before it is stored.
 ///
 /// These cover what the server relies on (the record's type, page and geometry); the complete
 /// format rules belong to the InstantJSON module.
 enum RecordValidation {
     /// The problem with a record, or `nil` if it is acceptable. `path` names the record in messages.
-    static func problem(kind: RecordKind, content: JSON, pageCount: Int, path: String) -> String? {
+    static func problem(kind: RecordKind, content: JSONValue, pageCount: Int, path: String) -> String? {
         guard let object = content.objectValue else { return "\(path): expected an object" }
         switch kind {
         case .annotation:
@@ -45,14 +47,14 @@ enum RecordValidation {
         return nil
     }
 
-    private static func versionProblem(_ object: [String: JSON], path: String) -> String? {
+    private static func versionProblem(_ object: [String: JSONValue], path: String) -> String? {
         guard let version = object["v"]?.integerValue, version >= 1 else {
             return "\(path).v: expected the format version, an integer such as 2"
         }
         return nil
     }
 
-    private static func pageProblem(_ object: [String: JSON], pageCount: Int, path: String) -> String? {
+    private static func pageProblem(_ object: [String: JSONValue], pageCount: Int, path: String) -> String? {
         guard let page = object["pageIndex"]?.integerValue, page >= 0 else {
             return "\(path).pageIndex: expected an integer ≥ 0"
         }

@@ -1,4 +1,5 @@
 import Foundation
+import InstantJSON
 import JWTKit
 
 /// Verifies client JWTs: the signature with the configured public key and algorithm, the
@@ -51,7 +52,7 @@ public struct ClientTokenVerifier: Sendable {
     public func verify(_ token: String, now: Date = Date()) async throws -> ClientToken {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Self.base64URLDecode(parts[0]),
-            let header = try? JSON.parse(headerData), let alg = header["alg"]?.stringValue
+            let header = try? JSONValue.parse(headerData), let alg = header["alg"]?.stringValue
         else {
             throw ClientTokenError(.malformed, "The token is not a JWT (three base64url parts with an 'alg' header).")
         }

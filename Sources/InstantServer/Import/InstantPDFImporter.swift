@@ -15,7 +15,7 @@ public struct InstantPDFImporter: DocumentImporter {
     public func importDocument(_ pdf: Data, password: String?) async throws -> ImportedDocument {
         let document: PDFDocument
         do {
-            document = try PDFDocument(data: pdf)
+            document = try PDFDocument(data: pdf, password: password)
         } catch {
             switch error.code {
             case .passwordRequired:
