@@ -60,28 +60,31 @@ struct ServeProcessTests {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
+    /// Stores a one-page document with the id `doc` in a data directory, as an upload would.
+    static func storeDocument(in directory: URL) async throws {
+        let storage = try SQLiteStorage(directory: directory)
+        let pdf = TestPDF.make(pageCount: 1)
+        try await storage.createDocument(
+            StoredDocument(
+                id: "doc",
+                title: nil,
+                sourcePDFSHA256: Attachment.key(for: pdf),
+                byteSize: pdf.count,
+                pages: [PageInfo(width: 612, height: 792)],
+                pdfID: nil,
+                isPasswordProtected: false,
+                createdAt: Date()
+            ),
+            pdf: pdf,
+            baseRecords: []
+        )
+    }
+
     @Test func acknowledgedWritesSurviveKill9AndSIGTERMStopsGracefully() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // A document stored beforehand, as an upload would.
-        do {
-            let storage = try SQLiteStorage(directory: directory.url)
-            let pdf = TestPDF.make(pageCount: 1)
-            try await storage.createDocument(
-                StoredDocument(
-                    id: "doc",
-                    title: nil,
-                    sourcePDFSHA256: Attachment.key(for: pdf),
-                    byteSize: pdf.count,
-                    pages: [PageInfo(width: 612, height: 792)],
-                    pdfID: nil,
-                    isPasswordProtected: false,
-                    createdAt: Date()
-                ),
-                pdf: pdf,
-                baseRecords: []
-            )
-        }
+        try await Self.storeDocument(in: directory.url)
 
         let (process, baseURL, _) = try Self.start(dataDirectory: directory.url)
         let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
@@ -127,24 +130,7 @@ struct ServeProcessTests {
     @Test func importExportAndTokenCommands() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        do {
-            let storage = try SQLiteStorage(directory: directory.url)
-            let pdf = TestPDF.make(pageCount: 1)
-            try await storage.createDocument(
-                StoredDocument(
-                    id: "doc",
-                    title: nil,
-                    sourcePDFSHA256: Attachment.key(for: pdf),
-                    byteSize: pdf.count,
-                    pages: [PageInfo(width: 612, height: 792)],
-                    pdfID: nil,
-                    isPasswordProtected: false,
-                    createdAt: Date()
-                ),
-                pdf: pdf,
-                baseRecords: []
-            )
-        }
+        try await Self.storeDocument(in: directory.url)
         let (server, baseURL, _) = try Self.start(dataDirectory: directory.url)
         defer {
             server.terminate()
