@@ -5,6 +5,7 @@ let package = Package(
     name: "OpenInstant",
     platforms: [.macOS(.v14)],
     products: [
+        .library(name: "Instant", targets: ["Instant"]),
         .library(name: "InstantJSON", targets: ["InstantJSON"]),
         .library(name: "InstantPDF", targets: ["InstantPDF"]),
         .library(name: "InstantServer", targets: ["InstantServer"]),
@@ -17,14 +18,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
+        // The client SDK: InstantClient, document descriptors, the offline store and the sync cycle.
+        .target(name: "Instant", dependencies: ["InstantJSON"]),
         // The data format: document JSON, every record type, validation, ULIDs.
         .target(name: "InstantJSON", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // zlib from the system, for FlateDecode.
@@ -46,6 +51,8 @@ let package = Package(
                 "InstantJSON",
                 "InstantPDF",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,6 +94,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .testTarget(name: "InstantTests", dependencies: ["Instant", "InstantJSON"]),
         .testTarget(
             name: "InstantJSONTests",
             dependencies: [
@@ -101,6 +109,8 @@ let package = Package(
                 "InstantServer",
                 "InstantTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),

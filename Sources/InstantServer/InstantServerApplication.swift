@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import Prometheus
 
@@ -24,14 +25,20 @@ public func buildInstantApplication(
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
-    let router = try await buildInstantRouter(
+    let events = LayerEvents()
+    let routers = try await buildInstantRouters(
         configuration: configuration,
         storage: storage,
         importer: importer,
+        events: events,
         metrics: metrics
     )
     return Application(
-        router: router,
+        router: routers.http,
+        server: .http1WebSocketUpgrade(
+            webSocketRouter: routers.webSocket,
+            configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))
+        ),
         configuration: .init(
             address: .hostname(configuration.hostname, port: configuration.port),
             serverName: "OpenInstant"
@@ -41,14 +48,18 @@ public func buildInstantApplication(
     )
 }
 
-/// Builds the router of the Instant server (see ``buildInstantApplication(configuration:storage:importer:logger:metrics:onServerRunning:)``).
-public func buildInstantRouter(
+/// Builds the routers of the Instant server (see
+/// ``buildInstantApplication(configuration:storage:importer:logger:metrics:onServerRunning:)``):
+/// one for HTTP requests, one that decides WebSocket upgrades of `.../listen`.
+public func buildInstantRouters(
     configuration: InstantServerConfiguration,
     storage: any InstantStorage,
     importer: any DocumentImporter,
+    events: LayerEvents = LayerEvents(),
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
-) async throws -> Router<InstantRequestContext> {
-    let api = InstantAPI(storage: storage, importer: importer, configuration: configuration)
+) async throws -> (http: Router<InstantRequestContext>, webSocket: Router<InstantRequestContext>) {
+    let storage = NotifyingStorage(base: storage, events: events)
+    let api = InstantAPI(storage: storage, importer: importer, configuration: configuration, events: events)
     var verifier: ClientTokenVerifier?
     if let jwt = configuration.jwt {
         verifier = try await ClientTokenVerifier(configuration: jwt, storage: storage)
@@ -108,6 +119,27 @@ public func buildInstantRouter(
         layer.get("snapshot") { request, context in
             try await api.clientSnapshot(request, context, verifier: clientVerifier)
         }
+        layer.post("sync") { request, context in try await api.sync(request, context, verifier: clientVerifier) }
+        layer.get("listen") { request, context in
+            try await api.listenLongPoll(request, context, verifier: clientVerifier)
+        }
+        layer.put("attachments/{attachmentID}") { request, context in
+            try await api.clientUploadAttachment(request, context, verifier: clientVerifier)
+        }
+        layer.get("attachments/{attachmentID}") { request, context in
+            try await api.clientDownloadAttachment(request, context, verifier: clientVerifier)
+        }
     }
-    return router
+
+    let webSocketRouter = Router(context: InstantRequestContext.self)
+    let listening = webSocketRouter.group("i/d/{documentID}")
+    for layer in [listening, listening.group("l/{layerName}")] {
+        layer.ws("listen") { request, context in
+            try await api.shouldUpgradeListen(request, context, verifier: clientVerifier)
+        } onUpgrade: { inbound, outbound, context in
+            try await api.listenWebSocket(
+                inbound: inbound, outbound: outbound, context: context, verifier: clientVerifier)
+        }
+    }
+    return (router, webSocketRouter)
 }

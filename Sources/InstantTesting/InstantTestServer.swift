@@ -36,19 +36,22 @@ public final class InstantTestServer: Sendable {
     ///   - jwt: How client tokens are verified, if client routes are used.
     ///   - apiAuthToken: The API token; a random one by default.
     ///   - maxBodySize: The request body limit.
+    ///   - longPollTimeout: How long a long-poll waits before answering with no change.
     public static func start(
         storage: any InstantStorage,
         importer: any DocumentImporter,
         jwt: JWTConfiguration? = nil,
         apiAuthToken: String = UUID().uuidString,
-        maxBodySize: Int = 64 * 1024 * 1024
+        maxBodySize: Int = 64 * 1024 * 1024,
+        longPollTimeout: Duration = .seconds(50)
     ) async throws -> InstantTestServer {
         let configuration = InstantServerConfiguration(
             hostname: "127.0.0.1",
             port: 0,
             apiAuthToken: apiAuthToken,
             jwt: jwt,
-            maxBodySize: maxBodySize
+            maxBodySize: maxBodySize,
+            longPollTimeout: longPollTimeout
         )
         var logger = Logger(label: "instant.test-server")
         logger.logLevel = .warning

@@ -14,6 +14,7 @@ struct ServerHarness {
     let directory: URL
     var jwt: JWTConfiguration?
     var maxBodySize = 8 * 1024 * 1024
+    var longPollTimeout: Duration = .seconds(50)
 
     /// Runs `body` against a freshly started server; the server stops afterwards.
     func run<Value: Sendable>(_ body: @Sendable (Client) async throws -> Value) async throws -> Value {
@@ -24,7 +25,8 @@ struct ServerHarness {
                 port: 0,
                 apiAuthToken: Self.apiToken,
                 jwt: jwt,
-                maxBodySize: maxBodySize
+                maxBodySize: maxBodySize,
+                longPollTimeout: longPollTimeout
             ),
             storage: storage,
             importer: InstantPDFImporter()

@@ -85,7 +85,7 @@ extension InstantAPI {
         _ context: InstantRequestContext,
         verifier: ClientTokenVerifier?
     ) async throws -> Response {
-        let (_, documentID, layer) = try await authorizeClient(
+        let (token, documentID, layer) = try await authorizeClient(
             request,
             context,
             verifier: verifier,
@@ -95,7 +95,8 @@ extension InstantAPI {
         _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
         // One consistent read: every record with a revision above 0 is every record.
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
-        let records = changes.records.filter { !$0.isDeleted }.map(Self.syncRecordJSON)
+        let records = changes.records.filter { !$0.isDeleted }.map { Self.syncRecordJSON(visibleTo: token, $0) }
+            .filter { $0["deleted"] == nil }
         return Self.respond(["revision": .integer(changes.revision), "records": .array(records)])
     }
 
@@ -158,5 +159,42 @@ extension InstantAPI {
             "failingPaths": .array(failing),
             "data": .array(ids.map(JSONValue.string)),
         ])
+    }
+}
+
+extension InstantAPI {
+    /// `PUT /i/d/{documentID}[/l/{layer}]/attachments/{sha256}`: a client uploads an attachment
+    /// before pushing a record that references it (needs `write`). The body's SHA-256 must be the
+    /// id in the path; uploading the same bytes again changes nothing.
+    func clientUploadAttachment(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?)
+        async throws -> Response
+    {
+        let (_, documentID, _) = try await authorizeClient(request, context, verifier: verifier, anyOf: ["write"])
+        let expected = try identifier("attachmentID", context, what: "attachment id").lowercased()
+        _ = try await requireDocument(documentID)
+        let data = try await body(request)
+        guard !data.isEmpty else { throw APIError.badRequest("The attachment is empty.") }
+        let actual = Attachment.key(for: data)
+        guard actual == expected else {
+            throw APIError.unprocessable(
+                "The body's SHA-256 is \(actual), not \(expected): the path must name the attachment by the hash of its bytes."
+            )
+        }
+        let contentType = request.headers[.contentType] ?? "application/octet-stream"
+        try await storage.putAttachment(documentID: documentID, data: data, contentType: contentType)
+        return Self.data([
+            "id": .string(actual), "contentType": .string(contentType), "byteSize": .integer(Int64(data.count)),
+        ])
+    }
+
+    /// `GET /i/d/{documentID}[/l/{layer}]/attachments/{sha256}`: an attachment's bytes for a client
+    /// (needs `read-document`).
+    func clientDownloadAttachment(
+        _ request: Request,
+        _ context: InstantRequestContext,
+        verifier: ClientTokenVerifier?
+    ) async throws -> Response {
+        _ = try await authorizeClient(request, context, verifier: verifier, anyOf: ["read-document"])
+        return try await downloadAttachment(request, context)
     }
 }

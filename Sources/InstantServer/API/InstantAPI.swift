@@ -8,6 +8,8 @@ struct InstantAPI: Sendable {
     let storage: any InstantStorage
     let importer: any DocumentImporter
     let configuration: InstantServerConfiguration
+    /// Wakes listeners; the storage above reports to it.
+    let events: LayerEvents
     let identifiers = ULIDGenerator.shared
 
     /// A path parameter, percent-decoded and checked against the identifier rules.

@@ -14,8 +14,9 @@ public struct ClientToken: Sendable, Hashable {
     public var defaultGroup: String?
     /// The creator name stamped on new records (`creator_name`), if given.
     public var creatorName: String?
-    /// The collaboration permission rules (`collaboration_permissions`), if given.
-    public var collaborationPermissions: [String]?
+    /// The collaboration permission rules (`collaboration_permissions`), if given; without them,
+    /// `write` allows every change.
+    public var collaborationPermissions: CollaborationPermissions?
     /// The token id (`jti`), if given; revocation works by this id.
     public var tokenID: String?
     /// When the token expires (`exp`).
@@ -29,7 +30,7 @@ public struct ClientToken: Sendable, Hashable {
         userID: String? = nil,
         defaultGroup: String? = nil,
         creatorName: String? = nil,
-        collaborationPermissions: [String]? = nil,
+        collaborationPermissions: CollaborationPermissions? = nil,
         tokenID: String? = nil,
         expiresAt: Date
     ) {

@@ -103,7 +103,7 @@ public struct ClientTokenVerifier: Sendable {
             userID: claims.userID,
             defaultGroup: claims.defaultGroup,
             creatorName: claims.creatorName,
-            collaborationPermissions: claims.collaborationPermissions,
+            collaborationPermissions: try claims.collaborationPermissions.map(CollaborationPermissions.init(claim:)),
             tokenID: claims.jti?.value,
             expiresAt: expiration.value
         )

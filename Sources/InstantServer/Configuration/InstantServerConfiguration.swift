@@ -10,6 +10,11 @@ public struct InstantServerConfiguration: Sendable {
     public var jwt: JWTConfiguration?
     /// The largest request body accepted, in bytes; larger bodies get 413.
     public var maxBodySize: Int
+    /// How long a long-poll on `.../listen` waits for a new revision before answering with the
+    /// current one; below 60 s, which proxies commonly cut.
+    public var longPollTimeout: Duration
+    /// How often the server pings a listening WebSocket; a peer that does not answer is closed.
+    public var webSocketPingInterval: Duration
 
     /// Creates a configuration.
     public init(
@@ -17,13 +22,17 @@ public struct InstantServerConfiguration: Sendable {
         port: Int = 5000,
         apiAuthToken: String,
         jwt: JWTConfiguration? = nil,
-        maxBodySize: Int = 256 * 1024 * 1024
+        maxBodySize: Int = 256 * 1024 * 1024,
+        longPollTimeout: Duration = .seconds(50),
+        webSocketPingInterval: Duration = .seconds(30)
     ) {
         self.hostname = hostname
         self.port = port
         self.apiAuthToken = apiAuthToken
         self.jwt = jwt
         self.maxBodySize = maxBodySize
+        self.longPollTimeout = longPollTimeout
+        self.webSocketPingInterval = webSocketPingInterval
     }
 }
 

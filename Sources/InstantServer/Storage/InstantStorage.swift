@@ -91,6 +91,19 @@ public protocol InstantStorage: Sendable {
         onConditionFailure: ConditionFailurePolicy
     ) async throws -> CommitResult
 
+    /// Decides and applies a batch in one write transaction: `decide` reads the layer as it is at
+    /// commit time and returns the changes to apply (failed conditions are skipped, not thrown).
+    ///
+    /// With a `push` whose id is not above the client's last one, `decide` is not called, nothing is
+    /// written, and the result has ``CommitResult/isDuplicatePush`` set and no outcome.
+    /// - Throws: ``StorageError/Code/layerNotFound``; whatever `decide` throws (nothing is written).
+    func apply<Outcome: Sendable>(
+        documentID: String,
+        layer: String,
+        push: ClientPush?,
+        deciding decide: @escaping @Sendable (any LayerTransactionReader) throws -> LayerDecision<Outcome>
+    ) async throws -> (result: CommitResult, outcome: Outcome?)
+
     /// The last push id applied for a client on a layer, or `nil` if none.
     func lastPushID(documentID: String, layer: String, clientID: String) async throws -> Int64?
 

@@ -102,8 +102,9 @@ extension SQLiteStorage {
             _ = try requireLayer(db, documentID: documentID, name: sourceName)
             copySQL = """
                 INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
-                    updated_by, pdf_object_id, content, updated_at)
-                SELECT document_id, ?, id, kind, 1, 0, group_name, created_by, updated_by, pdf_object_id, content, ?
+                    updated_by, pdf_object_id, content, updated_at, thread_root)
+                SELECT document_id, ?, id, kind, 1, 0, group_name, created_by, updated_by, pdf_object_id, content, ?,
+                    thread_root
                 FROM records WHERE document_id = ? AND layer = ? AND deleted = 0
                 """
         }
@@ -120,7 +121,11 @@ extension SQLiteStorage {
             default: copyArguments += [documentID]
             }
             try db.execute(sql: copySQL, arguments: copyArguments)
-            if db.changesCount > 0 {
+            let copied = db.changesCount
+            if case .baseRecords = source {
+                try indexCommentThreads(db, documentID: documentID, layer: name)
+            }
+            if copied > 0 {
                 revision = 1
                 try db.execute(
                     sql: "UPDATE layers SET revision = 1 WHERE document_id = ? AND name = ?",
@@ -129,5 +134,24 @@ extension SQLiteStorage {
             }
         }
         return StoredLayer(documentID: documentID, name: name, revision: revision)
+    }
+}
+
+extension SQLiteStorage {
+    /// Fills the thread root column of a layer's comments copied from base records.
+    static func indexCommentThreads(_ db: Database, documentID: String, layer: String) throws {
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT * FROM records WHERE document_id = ? AND layer = ? AND kind = 'comment' AND deleted = 0",
+            arguments: [documentID, layer]
+        )
+        for row in rows {
+            let record = record(from: row)
+            guard let root = threadRoot(of: record) else { continue }
+            try db.execute(
+                sql: "UPDATE records SET thread_root = ? WHERE document_id = ? AND layer = ? AND id = ?",
+                arguments: [root, documentID, layer, record.id]
+            )
+        }
     }
 }

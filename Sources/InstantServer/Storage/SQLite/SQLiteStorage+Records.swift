@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import InstantJSON
 
 extension SQLiteStorage {
     public func records(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
@@ -56,6 +57,65 @@ extension SQLiteStorage {
         }
     }
 
+    public func apply<Outcome: Sendable>(
+        documentID: String,
+        layer: String,
+        push: ClientPush?,
+        deciding decide: @escaping @Sendable (any LayerTransactionReader) throws -> LayerDecision<Outcome>
+    ) async throws -> (result: CommitResult, outcome: Outcome?) {
+        try await write { db in
+            let current = try Self.requireLayer(db, documentID: documentID, name: layer)
+            if let push,
+                let last = try Self.lastPushID(db, documentID: documentID, layer: layer, clientID: push.clientID),
+                push.pushID <= last
+            {
+                return (CommitResult(revision: current.revision, applied: [], skipped: [], isDuplicatePush: true), nil)
+            }
+            let reader = TransactionReader(db: db, documentID: documentID, layer: layer, revision: current.revision)
+            let decision = try decide(reader)
+            let result = try Self.applyChanges(
+                db,
+                decision.changes,
+                documentID: documentID,
+                layer: layer,
+                push: push,
+                onConditionFailure: .skipChange
+            )
+            return (result, decision.outcome)
+        }
+    }
+
+    /// The layer as seen inside one write transaction.
+    struct TransactionReader: LayerTransactionReader {
+        let db: Database
+        let documentID: String
+        let layer: String
+        let revision: Int64
+
+        func record(id: String) throws -> StoredRecord? {
+            try SQLiteStorage.fetchRecord(db, documentID: documentID, layer: layer, id: id)
+        }
+
+        func comments(inThread rootID: String) throws -> [StoredRecord] {
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM records WHERE document_id = ? AND layer = ? AND thread_root = ? AND deleted = 0
+                    ORDER BY id
+                    """,
+                arguments: [documentID, layer, rootID]
+            ).map(SQLiteStorage.record(from:))
+        }
+    }
+
+    static func lastPushID(_ db: Database, documentID: String, layer: String, clientID: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db,
+            sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?",
+            arguments: [documentID, layer, clientID]
+        )
+    }
+
     /// Applies changes inside the caller's transaction.
     static func applyChanges(
         _ db: Database,
@@ -67,12 +127,9 @@ extension SQLiteStorage {
     ) throws -> CommitResult {
         let current = try Self.requireLayer(db, documentID: documentID, name: layer)
         if let push {
-            let last = try Int64.fetchOne(
-                db,
-                sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?",
-                arguments: [documentID, layer, push.clientID]
-            )
-            if let last, push.pushID <= last {
+            if let last = try lastPushID(db, documentID: documentID, layer: layer, clientID: push.clientID),
+                push.pushID <= last
+            {
                 return CommitResult(revision: current.revision, applied: [], skipped: [], isDuplicatePush: true)
             }
         }
@@ -147,11 +204,7 @@ extension SQLiteStorage {
 
     public func lastPushID(documentID: String, layer: String, clientID: String) async throws -> Int64? {
         try await read { db in
-            try Int64.fetchOne(
-                db,
-                sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?",
-                arguments: [documentID, layer, clientID]
-            )
+            try Self.lastPushID(db, documentID: documentID, layer: layer, clientID: clientID)
         }
     }
 
@@ -193,15 +246,21 @@ extension SQLiteStorage {
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
-                    updated_by, pdf_object_id, content, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    updated_by, pdf_object_id, content, updated_at, thread_root)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 documentID, layer, record.id, record.kind.rawValue, record.revision, record.isDeleted, record.group,
                 record.createdBy, record.updatedBy, record.pdfObjectID, record.content,
-                record.updatedAt.timeIntervalSince1970,
+                record.updatedAt.timeIntervalSince1970, threadRoot(of: record),
             ]
         )
+    }
+
+    /// The `rootId` of a live comment, kept in its own indexed column to find a thread's comments.
+    static func threadRoot(of record: StoredRecord) -> String? {
+        guard record.kind == .comment, !record.isDeleted else { return nil }
+        return (try? JSONValue(parsing: record.content))?["rootId"]?.stringValue
     }
 
     static func record(from row: Row) -> StoredRecord {

@@ -1,4 +1,6 @@
+import Foundation
 import GRDB
+import InstantJSON
 
 extension SQLiteStorage {
     /// The schema's migrations, in order. Never edit a registered migration: add a new one.
@@ -73,6 +75,27 @@ extension SQLiteStorage {
                     );
                     """
             )
+        }
+        migrator.registerMigration("v2-comment-threads") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE records ADD COLUMN thread_root TEXT;
+                    CREATE INDEX records_thread_root ON records(document_id, layer, thread_root)
+                        WHERE thread_root IS NOT NULL;
+                    """
+            )
+            let comments = try Row.fetchAll(
+                db,
+                sql: "SELECT document_id, layer, id, content FROM records WHERE kind = 'comment' AND deleted = 0"
+            )
+            for row in comments {
+                let content: Data = row["content"]
+                guard let root = (try? JSONValue(parsing: content))?["rootId"]?.stringValue else { continue }
+                try db.execute(
+                    sql: "UPDATE records SET thread_root = ? WHERE document_id = ? AND layer = ? AND id = ?",
+                    arguments: [root, row["document_id"], row["layer"], row["id"]]
+                )
+            }
         }
         return migrator
     }

@@ -1,0 +1,191 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import InstantJSON
+import NIOWebSocket
+
+extension InstantAPI {
+    /// Why a listener stops waiting.
+    private enum ListenOutcome: Sendable {
+        case revision(Int64)
+        case revoked
+        case expired
+        case timedOut
+    }
+
+    /// The `since` query parameter of a listen request (default 0).
+    private func sinceParameter(_ request: Request) throws(APIError) -> Int64 {
+        guard let text = request.uri.queryParameters["since"] else { return 0 }
+        guard let value = Int64(text), value >= 0 else {
+            throw .badRequest("since: expected the last revision the client has, an integer ≥ 0.")
+        }
+        return value
+    }
+
+    /// `GET /i/d/{documentID}[/l/{layer}]/listen?since=N` without a WebSocket upgrade: a long-poll
+    /// that answers `{"revision": M}` as soon as the layer's revision exceeds `since`, or with the
+    /// current revision after ``InstantServerConfiguration/longPollTimeout``.
+    func listenLongPoll(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?)
+        async throws -> Response
+    {
+        let (token, documentID, layerName) = try await authorizeClient(
+            request, context, verifier: verifier, anyOf: ["read-document"])
+        let since = try sinceParameter(request)
+        _ = try await requireDocument(documentID)
+        let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
+        let (listener, wakeUps) = await events.listen(on: layer, as: nil, tokenID: token.tokenID)
+        let outcome: ListenOutcome
+        do {
+            let current = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layerName).revision
+            if current > since {
+                outcome = .revision(current)
+            } else {
+                outcome = await waitForChange(
+                    on: layer, listener: listener, wakeUps: wakeUps, since: since, token: token,
+                    timeout: configuration.longPollTimeout)
+            }
+        } catch {
+            await events.stopListening(listener)
+            throw error
+        }
+        await events.stopListening(listener)
+        switch outcome {
+        case .revision(let revision):
+            return Self.respond(["revision": .integer(revision)])
+        case .timedOut:
+            let revision = try await storage.layer(documentID: documentID, name: layerName)?.revision ?? since
+            return Self.respond(["revision": .integer(revision)])
+        case .revoked:
+            throw APIError(.forbidden, "The token was revoked while listening; get a new token from your backend.")
+        case .expired:
+            throw APIError(.forbidden, "The token expired while listening; get a new token from your backend.")
+        }
+    }
+
+    /// Waits until the layer passes `since`, the token is revoked or expires, or `timeout` elapses.
+    private func waitForChange(
+        on layer: LayerEvents.Layer,
+        listener: UUID,
+        wakeUps: AsyncStream<Void>,
+        since: Int64,
+        token: ClientToken,
+        timeout: Duration
+    ) async -> ListenOutcome {
+        let events = self.events
+        let untilExpiry = token.expiresAt.timeIntervalSinceNow
+        let expiresFirst = Duration.seconds(max(0, untilExpiry)) < timeout
+        let wait = expiresFirst ? Duration.seconds(max(0, untilExpiry)) : timeout
+        return await withTaskGroup(of: ListenOutcome?.self) { group in
+            group.addTask {
+                for await _ in wakeUps {
+                    let state = await events.state(of: layer, listener: listener)
+                    if state.isRevoked { return .revoked }
+                    if let revision = state.revision, revision > since { return .revision(revision) }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: wait)
+                return expiresFirst ? .expired : .timedOut
+            }
+            var outcome = ListenOutcome.timedOut
+            for await result in group {
+                if let result {
+                    outcome = result
+                    break
+                }
+            }
+            group.cancelAll()
+            return outcome
+        }
+    }
+
+    /// Whether a WebSocket upgrade of `.../listen` may happen: only with a valid token. When it may
+    /// not, the request goes on to the long-poll route, which answers with the reason.
+    func shouldUpgradeListen(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?)
+        async throws -> RouterShouldUpgrade
+    {
+        do {
+            _ = try await authorizeClient(request, context, verifier: verifier, anyOf: ["read-document"])
+            _ = try sinceParameter(request)
+            return .upgrade([:])
+        } catch {
+            return .dontUpgrade
+        }
+    }
+
+    /// A listening WebSocket: `{"revision": M}` whenever the layer passes what the client has seen
+    /// (coalesced), `{"presence": [{"clientId", "userId"}]}` whenever the set of listening clients
+    /// changes; closed with a reason when the token expires or is revoked.
+    func listenWebSocket(
+        inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter,
+        context: WebSocketRouterContext<InstantRequestContext>,
+        verifier: ClientTokenVerifier?
+    ) async throws {
+        let request = context.request
+        let (token, documentID, layerName) = try await authorizeClient(
+            request, context.requestContext, verifier: verifier, anyOf: ["read-document"])
+        let since = try sinceParameter(request)
+        let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
+        let member = request.uri.queryParameters["clientId"].map {
+            LayerEvents.Member(clientID: String($0), userID: token.userID)
+        }
+        let events = self.events
+        let storage = self.storage
+        let (listener, wakeUps) = await events.listen(on: layer, as: member, tokenID: token.tokenID)
+        let closing = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
+            // The client sends nothing we need, but reading notices its close and answers pings.
+            group.addTask {
+                do { for try await _ in inbound {} } catch {}
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(max(0, token.expiresAt.timeIntervalSinceNow)))
+                return Task.isCancelled
+                    ? nil : (.policyViolation, "The token expired; reconnect with a new token.")
+            }
+            group.addTask {
+                var seen = since
+                var sentMembers: [LayerEvents.Member]? = nil
+                func send(_ message: JSONValue) async throws {
+                    try await outbound.writeTextMessage(message.serializedString())
+                }
+                func catchUp(_ state: LayerEvents.State, stored: Int64?) async throws {
+                    let revision = max(state.revision ?? -1, stored ?? -1)
+                    if revision > seen {
+                        seen = revision
+                        try await send(["revision": .integer(revision)])
+                    }
+                    if state.members != sentMembers {
+                        sentMembers = state.members
+                        try await send([
+                            "presence": .array(
+                                state.members.map {
+                                    ["clientId": .string($0.clientID), "userId": .optional($0.userID)]
+                                }
+                            )
+                        ])
+                    }
+                }
+                do {
+                    let stored = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layerName)
+                    try await catchUp(await events.state(of: layer, listener: listener), stored: stored.revision)
+                    for await _ in wakeUps {
+                        let state = await events.state(of: layer, listener: listener)
+                        if state.isRevoked { return (.policyViolation, "The token was revoked; get a new token.") }
+                        try await catchUp(state, stored: nil)
+                    }
+                } catch {}
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        await events.stopListening(listener)
+        if let (code, reason) = closing {
+            try? await outbound.close(code, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+import InstantJSON
+
+extension InstantAPI {
+    /// `POST /i/d/{documentID}[/l/{layer}]/sync`: applies a client's push exactly once and answers
+    /// with everything the user may see that changed after the client's base revision.
+    /// See docs/PROTOCOL.md.
+    func sync(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?) async throws
+        -> Response
+    {
+        let (token, documentID, layer) = try await authorizeClient(
+            request, context, verifier: verifier, anyOf: ["read-document"])
+        let syncRequest = try SyncRequest(try await jsonBody(request))
+        let document = try await requireDocument(documentID)
+        let current = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
+
+        var attachments: Set<String> = []
+        for change in syncRequest.changes {
+            guard case .put(let content, _) = change.operation, let key = content["imageAttachmentId"]?.stringValue,
+                !attachments.contains(key)
+            else { continue }
+            if try await storage.attachment(documentID: documentID, sha256: key) != nil { attachments.insert(key) }
+        }
+        let planner = SyncPlanner(
+            token: token,
+            request: syncRequest,
+            pageCount: document.pageCount,
+            availableAttachments: attachments,
+            now: Date()
+        )
+        let push = syncRequest.pushID.map { ClientPush(clientID: syncRequest.clientID, pushID: $0) }
+        let (result, outcome) = try await storage.apply(
+            documentID: documentID, layer: layer, push: push, deciding: planner.decide)
+        let rejections = outcome ?? []
+        if result.isDuplicatePush {
+            context.logger.info(
+                "Answered a repeated push without applying it",
+                metadata: ["document.id": "\(documentID)", "client.id": "\(syncRequest.clientID)"]
+            )
+        }
+
+        // A base revision the layer never had (the client talked to a layer since deleted and
+        // created again, or to another server) cannot be caught up with changes: send everything.
+        let reset = syncRequest.baseRevision > current.revision
+        let changes = try await storage.changes(
+            documentID: documentID, layer: layer, since: reset ? 0 : syncRequest.baseRevision)
+        var records = reset ? changes.records.filter { !$0.isDeleted } : changes.records
+        // The current state of every record the push touched, so the client can settle each of its
+        // changes: the applied ones are already listed; rejected ones (and, for a repeated push,
+        // all of them) are added.
+        var listed = Set(records.map(\.id))
+        let settle = result.isDuplicatePush ? syncRequest.changes.map(\.id) : rejections.map(\.id)
+        for id in settle where !listed.contains(id) {
+            listed.insert(id)
+            let kind = syncRequest.changes.first { $0.id == id }?.kind ?? .annotation
+            records.append(
+                try await storage.record(documentID: documentID, layer: layer, id: id)
+                    ?? StoredRecord(
+                        id: id, kind: kind, revision: 0, isDeleted: true, content: Data(), updatedAt: Date())
+            )
+        }
+        var lastPush = syncRequest.pushID
+        if lastPush == nil {
+            lastPush = try await storage.lastPushID(
+                documentID: documentID, layer: layer, clientID: syncRequest.clientID)
+        }
+        return Self.respond([
+            "revision": .integer(changes.revision),
+            "reset": .bool(reset),
+            "pushId": lastPush.map(JSONValue.integer) ?? .null,
+            "records": .array(records.map { Self.syncRecordJSON(visibleTo: token, $0) }),
+            "rejected": .array(
+                rejections.map { rejection in
+                    [
+                        "id": .string(rejection.id),
+                        "kind": .string(rejection.kind.rawValue),
+                        "code": .string(rejection.code.rawValue),
+                        "reason": .string(rejection.reason),
+                    ]
+                }
+            ),
+        ])
+    }
+
+    /// A record as the token's user may see it: in full, or as a tombstone when the collaboration
+    /// permissions do not let the user view it.
+    static func syncRecordJSON(visibleTo token: ClientToken, _ record: StoredRecord) -> JSONValue {
+        guard !record.isDeleted, let permissions = token.collaborationPermissions,
+            let content = SyncPlanner.content(of: record.kind),
+            !permissions.allows(
+                .view, content, .init(createdBy: record.createdBy, group: record.group), user: token.userID)
+        else { return syncRecordJSON(record) }
+        return syncRecordJSON(
+            StoredRecord(
+                id: record.id,
+                kind: record.kind,
+                revision: record.revision,
+                isDeleted: true,
+                content: Data(),
+                updatedAt: record.updatedAt
+            )
+        )
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import InstantJSON
+
+/// Decides, inside the push's write transaction, which changes of a sync request apply and how
+/// each stored record looks: permissions, delete-wins, server-assigned fields.
+struct SyncPlanner: Sendable {
+    let token: ClientToken
+    let request: SyncRequest
+    let pageCount: Int
+    /// The referenced attachments the document has (checked before the transaction: attachments
+    /// are immutable).
+    let availableAttachments: Set<String>
+    let now: Date
+
+    /// What the planner knows about a record: as stored, or as put earlier in the same push.
+    private struct Known {
+        var kind: RecordKind
+        var subject: CollaborationPermissions.Subject
+        var isLive: Bool
+        var content: JSONValue?
+    }
+
+    func decide(_ reader: any LayerTransactionReader) throws -> LayerDecision<[SyncRejection]> {
+        var changes: [RecordChange] = []
+        var rejections: [SyncRejection] = []
+        // Records put or deleted earlier in this push, so later changes see them.
+        var overlay: [String: Known] = [:]
+
+        func known(_ id: String) throws -> Known? {
+            if let value = overlay[id] { return value }
+            return try reader.record(id: id).map { record in
+                Known(
+                    kind: record.kind,
+                    subject: .init(createdBy: record.createdBy, group: record.group),
+                    isLive: !record.isDeleted,
+                    content: record.isDeleted ? nil : try? JSONValue(parsing: record.content)
+                )
+            }
+        }
+
+        for change in request.changes {
+            func reject(_ code: SyncRejection.Code, _ reason: String) {
+                rejections.append(SyncRejection(id: change.id, kind: change.kind, code: code, reason: reason))
+            }
+            guard token.allows("write") else {
+                reject(.permissionDenied, "The token has no 'write' permission, which every change needs.")
+                continue
+            }
+            let stored = try reader.record(id: change.id)
+            let existing = try known(change.id)
+            switch change.operation {
+            case .put(let content, let explicitGroup):
+                if let stored, stored.isDeleted, stored.revision > request.baseRevision, overlay[change.id] == nil {
+                    reject(
+                        .recordDeleted,
+                        "The record was deleted at revision \(stored.revision), after your base revision "
+                            + "\(request.baseRevision); a deletion wins over a later edit."
+                    )
+                    continue
+                }
+                if let existing, existing.isLive, existing.kind != change.kind {
+                    reject(.kindMismatch, "The id '\(change.id)' belongs to a \(existing.kind), not a \(change.kind).")
+                    continue
+                }
+                if let problem = RecordValidation.problem(
+                    kind: change.kind, content: content, pageCount: pageCount, path: "content")
+                {
+                    reject(.invalidRecord, problem)
+                    continue
+                }
+                if let attachment = content["imageAttachmentId"]?.stringValue,
+                    !availableAttachments.contains(attachment)
+                {
+                    reject(
+                        .missingAttachment,
+                        "The attachment '\(attachment)' is not on the server; upload it (PUT .../attachments/"
+                            + "{sha256}) before pushing the record."
+                    )
+                    continue
+                }
+                let live = existing?.isLive == true ? existing : nil
+                let group = explicitGroup ?? live?.subject.group ?? token.defaultGroup
+                let subject = CollaborationPermissions.Subject(
+                    createdBy: live?.subject.createdBy ?? token.userID,
+                    group: group
+                )
+                if let denial = try putDenial(
+                    change, content: content, live: live, subject: subject, known: known)
+                {
+                    reject(.permissionDenied, denial)
+                    continue
+                }
+                let fields = assignServerFields(content, kind: change.kind, previous: live?.content)
+                changes.append(
+                    .put(
+                        RecordWrite(
+                            id: change.id,
+                            kind: change.kind,
+                            group: group,
+                            user: token.userID,
+                            content: fields.serialized()
+                        ),
+                        condition: .notDeletedAfter(request.baseRevision)
+                    )
+                )
+                overlay[change.id] = Known(kind: change.kind, subject: subject, isLive: true, content: fields)
+            case .delete:
+                guard let existing, existing.isLive else { continue }
+                if let permissions = token.collaborationPermissions, let content = Self.content(of: existing.kind),
+                    !permissions.allows(.delete, content, existing.subject, user: token.userID)
+                {
+                    reject(
+                        .permissionDenied, "Your collaboration permissions do not allow deleting this \(existing.kind)."
+                    )
+                    continue
+                }
+                changes.append(.delete(id: change.id, user: token.userID))
+                overlay[change.id] = Known(kind: existing.kind, subject: existing.subject, isLive: false, content: nil)
+                if existing.kind == .annotation {
+                    // Deleting a thread's root deletes its comments.
+                    for comment in try reader.comments(inThread: change.id) where overlay[comment.id]?.isLive != false {
+                        changes.append(.delete(id: comment.id, user: token.userID))
+                        overlay[comment.id] = Known(
+                            kind: .comment,
+                            subject: .init(createdBy: comment.createdBy, group: comment.group),
+                            isLive: false,
+                            content: nil
+                        )
+                    }
+                    for (id, value) in overlay
+                    where value.isLive && value.kind == .comment
+                        && value.content?["rootId"]?.stringValue == change.id
+                    {
+                        changes.append(.delete(id: id, user: token.userID))
+                        overlay[id]?.isLive = false
+                    }
+                }
+            }
+        }
+        return LayerDecision(changes: changes, outcome: rejections)
+    }
+
+    /// Why the collaboration permissions refuse a put, or `nil` if they allow it.
+    private func putDenial(
+        _ change: SyncRequest.Change,
+        content: JSONValue,
+        live: Known?,
+        subject: CollaborationPermissions.Subject,
+        known: (String) throws -> Known?
+    ) throws -> String? {
+        guard let permissions = token.collaborationPermissions else { return nil }
+        let user = token.userID
+        switch change.kind {
+        case .annotation, .comment:
+            let area: CollaborationPermissions.Content = change.kind == .annotation ? .annotations : .comments
+            if let live {
+                guard permissions.allows(.edit, area, live.subject, user: user) else {
+                    return "Your collaboration permissions do not allow editing this \(change.kind)."
+                }
+                if subject.group != live.subject.group, !permissions.allows(.setGroup, area, live.subject, user: user) {
+                    return "Your collaboration permissions do not allow moving this \(change.kind) to another group."
+                }
+                return nil
+            }
+            if subject.group != token.defaultGroup, !permissions.allows(.setGroup, area, subject, user: user) {
+                return "Your collaboration permissions do not allow creating a \(change.kind) in the group "
+                    + "'\(subject.group ?? "")'."
+            }
+            if change.kind == .comment {
+                guard let rootID = content["rootId"]?.stringValue, let root = try known(rootID), root.isLive else {
+                    return "The comment's thread root '\(content["rootId"]?.stringValue ?? "")' does not exist."
+                }
+                guard permissions.allows(.view, .annotations, root.subject, user: user),
+                    permissions.allows(.reply, .comments, root.subject, user: user)
+                else { return "Your collaboration permissions do not allow replying to the thread '\(rootID)'." }
+                return nil
+            }
+            guard permissions.allows(.edit, .annotations, subject, user: user) else {
+                return "Your collaboration permissions do not allow creating this annotation."
+            }
+            return nil
+        case .formFieldValue:
+            let name = content["name"]?.stringValue ?? ""
+            let field = try known("formField:\(name)")
+            let fieldSubject = field?.subject ?? live?.subject ?? subject
+            guard permissions.allows(.fill, .formFields, fieldSubject, user: user) else {
+                return "Your collaboration permissions do not allow filling the form field '\(name)'."
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    /// The record with the fields the server decides, for annotations and comments: `createdAt`
+    /// (kept from the first version), `updatedAt` (now) and `creatorName` (the token's
+    /// `creator_name` on creation, unchanged by edits).
+    private func assignServerFields(_ content: JSONValue, kind: RecordKind, previous: JSONValue?) -> JSONValue {
+        guard kind == .annotation || kind == .comment, case .object(var object) = content else { return content }
+        let stamp = JSONValue.string(InstantDate.string(from: now))
+        object["updatedAt"] = stamp
+        object["createdAt"] = previous?["createdAt"] ?? object["createdAt"] ?? stamp
+        // The creator's name stays the creator's: an edit keeps it; a creation takes the token's.
+        if let previous {
+            object["creatorName"] = previous["creatorName"]
+        } else if let creator = token.creatorName {
+            object["creatorName"] = .string(creator)
+        }
+        return .object(object)
+    }
+
+    /// The collaboration permission area of a record kind; bookmarks have none.
+    static func content(of kind: RecordKind) -> CollaborationPermissions.Content? {
+        switch kind {
+        case .annotation: .annotations
+        case .comment: .comments
+        case .formField, .formFieldValue: .formFields
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import InstantJSON
+
+/// The body of `POST /i/d/{documentID}[/l/{layer}]/sync`: a client's pending changes and the
+/// revision it has.
+struct SyncRequest: Sendable {
+    /// One pending change of the client.
+    struct Change: Sendable {
+        enum Operation: Sendable { case put(JSONValue, group: String?), delete }
+
+        var kind: RecordKind
+        var id: String
+        var operation: Operation
+    }
+
+    /// The kinds a client may push.
+    static let pushableKinds: [RecordKind] = [.annotation, .comment, .formFieldValue, .bookmark]
+
+    /// The client's stable id, one per local store.
+    var clientID: String
+    /// The push's number; required when there are changes.
+    var pushID: Int64?
+    /// The revision the client has applied.
+    var baseRevision: Int64
+    /// The changes, in the order the client made them.
+    var changes: [Change]
+
+    /// Reads a request body.
+    /// - Throws: ``APIError`` (400) naming the first bad field.
+    init(_ body: JSONValue) throws(APIError) {
+        guard body.objectValue != nil else { throw .badRequest("The sync request must be a JSON object.") }
+        guard let clientID = body["clientId"]?.stringValue else {
+            throw .badRequest("clientId: expected the client's id, a string.")
+        }
+        try Identifiers.validate(clientID, what: "clientId")
+        self.clientID = clientID
+        guard let base = body["baseRevision"]?.integerValue, base >= 0 else {
+            throw .badRequest("baseRevision: expected the last revision the client applied, an integer ≥ 0.")
+        }
+        baseRevision = base
+        if let push = body["pushId"], push != .null {
+            guard let value = push.integerValue, value >= 1 else {
+                throw .badRequest("pushId: expected an integer ≥ 1, increasing with every push of this client.")
+            }
+            pushID = value
+        }
+        let items = body["changes"] ?? .array([])
+        guard let list = items.arrayValue else { throw .badRequest("changes: expected an array.") }
+        changes = try list.enumerated().map { index, item throws(APIError) in
+            try Self.change(item, path: "changes[\(index)]")
+        }
+        if !changes.isEmpty, pushID == nil {
+            throw .badRequest("pushId: a push with changes needs a pushId, so that a retry is not applied twice.")
+        }
+    }
+
+    private static func change(_ item: JSONValue, path: String) throws(APIError) -> Change {
+        guard item.objectValue != nil else { throw .badRequest("\(path): expected an object {op, kind, id, ...}.") }
+        guard let kindName = item["kind"]?.stringValue, case let kind = RecordKind(rawValue: kindName),
+            pushableKinds.contains(kind)
+        else {
+            throw .badRequest(
+                "\(path).kind: expected one of \(pushableKinds.map { "\"\($0)\"" }.joined(separator: ", "))."
+            )
+        }
+        guard let id = item["id"]?.stringValue else { throw .badRequest("\(path).id: expected the record id.") }
+        try Identifiers.validate(id, what: "\(path).id")
+        switch item["op"]?.stringValue {
+        case "put":
+            guard let content = item["content"], content.objectValue != nil else {
+                throw .badRequest("\(path).content: a put needs the full Instant JSON record, an object.")
+            }
+            let group = item["group"]
+            guard group == nil || group == .null || group?.stringValue != nil else {
+                throw .badRequest("\(path).group: expected a string or null.")
+            }
+            return Change(kind: kind, id: id, operation: .put(content, group: group?.stringValue))
+        case "delete":
+            return Change(kind: kind, id: id, operation: .delete)
+        default:
+            throw .badRequest("\(path).op: expected \"put\" or \"delete\".")
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import HummingbirdWSClient
+import InstantJSON
+import Logging
+import NIOWebSocket
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A WebSocket client on a layer's `.../listen`, collecting what the server sends.
+final class ListeningSocket: Sendable {
+    private actor Inbox {
+        var messages: [JSONValue] = []
+        func add(_ message: JSONValue) { messages.append(message) }
+    }
+
+    private let inbox = Inbox()
+    private let stop: AsyncStream<Void>.Continuation
+    private let task: Task<WebSocketCloseFrame?, any Error>
+
+    /// Connects; the returned socket is open once the server sent its first message.
+    init(port: Int, path: String) {
+        let (stops, stop) = AsyncStream<Void>.makeStream()
+        self.stop = stop
+        let inbox = self.inbox
+        task = Task {
+            try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)\(path)", logger: Logger(label: "test.listen")
+            ) { inbound, outbound, _ in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for try await message in inbound.messages(maxSize: 1 << 16) {
+                            if case .text(let text) = message, let value = try? JSONValue(parsing: text) {
+                                await inbox.add(value)
+                            }
+                        }
+                    }
+                    group.addTask {
+                        for await _ in stops { break }
+                        try await outbound.close(.normalClosure, reason: "test done")
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
+    /// The first message (in arrival order) that satisfies `matches`, waiting up to 10 s.
+    func message(where matches: (JSONValue) -> Bool) async throws -> JSONValue? {
+        for _ in 0..<500 {
+            if let found = await inbox.messages.first(where: matches) { return found }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    /// The latest presence list received, as client ids.
+    func presence() async -> [String]? {
+        await inbox.messages.last { $0["presence"] != nil }?["presence"]?.arrayValue?.compactMap {
+            $0["clientId"]?.stringValue
+        }
+    }
+
+    /// Waits up to 10 s until the latest presence list is `expected`; returns the latest one.
+    func presence(becoming expected: [String]) async throws -> [String]? {
+        for _ in 0..<500 {
+            if await presence() == expected { return expected }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return await presence()
+    }
+
+    /// Closes from the client side.
+    func close() async {
+        stop.yield()
+        _ = try? await task.value
+    }
+
+    /// Waits for the server to close the connection and returns its close frame.
+    func closedByServer() async throws -> WebSocketCloseFrame? {
+        try await task.value
+    }
+}
+
+/// A GET with a JWT through URLSession (a separate connection, so it can wait while other
+/// requests go on).
+func longPoll(port: Int, path: String, token: String) async throws -> (status: Int, body: JSONValue?) {
+    var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+    request.setValue("Token token=\"\(token)\"", forHTTPHeaderField: "Authorization")
+    request.timeoutInterval = 120
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONValue(parsing: data))
+}

@@ -1,0 +1,239 @@
+import Foundation
+import Hummingbird
+import InstantJSON
+import InstantTesting
+import Testing
+
+@testable import InstantServer
+
+@Suite("Sync protocol")
+struct SyncProtocolTests {
+    @Test func aPushReachesAnotherClientWithServerAssignedFields() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 2))
+            let alice = SyncClient(
+                client, documentID: id,
+                token: try await fixture.token(id, defaultGroup: "team", creatorName: "Alice A."), clientID: "c-alice")
+            let bob = SyncClient(
+                client, documentID: id, token: try await fixture.token(id, user: "bob"), clientID: "c-bob")
+
+            let pushed = try await alice.sync([put("n1", noteContent(page: 1, text: "hi"))])
+            #expect(pushed.status == .ok, "\(pushed.reason ?? "")")
+            #expect(pushed.json?["revision"]?.integerValue == 1)
+            #expect(pushed.json?["pushId"]?.integerValue == 1)
+            #expect(pushed.json?["reset"] == false)
+            #expect(pushed.rejections.isEmpty)
+
+            let pulled = try await bob.sync()
+            let record = try #require(pulled.records["n1"])
+            #expect(record["createdBy"]?.stringValue == "alice")
+            #expect(record["group"]?.stringValue == "team")
+            #expect(record["content"]?["creatorName"]?.stringValue == "Alice A.")
+            #expect(record["content"]?["text"]?.stringValue == "hi")
+            let updatedAt = try #require(record["content"]?["updatedAt"]?.stringValue)
+            #expect(updatedAt != "2026-01-01T00:00:00Z", "the server sets updatedAt")
+            #expect(bob.baseRevision == 1)
+
+            // Bob edits; the creator stays Alice, the creator name stays hers.
+            let edited = try await bob.sync([put("n1", noteContent(page: 1, text: "hi back"))])
+            #expect(edited.records["n1"]?["createdBy"]?.stringValue == "alice")
+            #expect(edited.records["n1"]?["updatedBy"]?.stringValue == "bob")
+            #expect(edited.records["n1"]?["content"]?["creatorName"]?.stringValue == "Alice A.")
+            let caughtUp = try await alice.sync()
+            #expect(caughtUp.records["n1"]?["content"]?["text"]?.stringValue == "hi back")
+            #expect(caughtUp.records.count == 1, "only what changed after the base revision")
+        }
+    }
+
+    @Test func aRepeatedPushIsAnsweredButNotAppliedAgain() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let alice = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "c-1")
+            let first = try await alice.sync([put("n1", noteContent())], pushID: 5, base: 0)
+            #expect(first.json?["revision"]?.integerValue == 1)
+            // The answer was lost; the client retries the same push from the same base.
+            let retry = try await alice.sync([put("n1", noteContent())], pushID: 5, base: 0)
+            #expect(retry.status == .ok)
+            #expect(retry.json?["revision"]?.integerValue == 1, "nothing new was committed")
+            #expect(retry.json?["pushId"]?.integerValue == 5)
+            #expect(retry.records["n1"]?["revision"]?.integerValue == 1)
+            // An older push id is answered the same way.
+            let older = try await alice.sync([put("n2", noteContent())], pushID: 3, base: 1)
+            #expect(older.json?["revision"]?.integerValue == 1)
+            #expect(older.records["n2"]?["deleted"] == true, "the push was not applied, so n2 does not exist")
+            let layer = try await client.request(.get, "/api/documents/\(id)/annotations")
+            #expect(layer.data?["annotations"]?.arrayValue?.count == 1)
+        }
+    }
+
+    @Test func deleteWinsOverALaterEditAndLastWriterWinsOtherwise() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let alice = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "a")
+            let bob = SyncClient(client, documentID: id, token: try await fixture.token(id, user: "bob"), clientID: "b")
+            try await alice.sync([put("n1", noteContent(text: "v1")), put("n2", noteContent(text: "v1"))])
+            try await bob.sync()
+            #expect(bob.baseRevision == 1)
+
+            // Both edit n1 concurrently: the later arrival wins for everyone.
+            try await alice.sync([put("n1", noteContent(text: "alice"))], base: 1)
+            let bobsEdit = try await bob.sync([put("n1", noteContent(text: "bob"))], base: 1)
+            #expect(bobsEdit.rejections.isEmpty)
+            #expect(bobsEdit.records["n1"]?["content"]?["text"]?.stringValue == "bob")
+            #expect(try await alice.sync().records["n1"]?["content"]?["text"]?.stringValue == "bob")
+
+            // Alice deletes n2; Bob, who has not seen that, edits it: the deletion wins.
+            try await alice.sync([delete("n2")])
+            let late = try await bob.sync([put("n2", noteContent(text: "too late"))], base: 1)
+            #expect(late.rejections["n2"] == "recordDeleted")
+            #expect(late.records["n2"]?["deleted"] == true)
+            let rejected = try #require(late.json?["rejected"]?.arrayValue?.first)
+            #expect(rejected["reason"]?.stringValue?.contains("deleted at revision") == true)
+        }
+    }
+
+    @Test func badRecordsAndMissingAttachmentsAreRejectedOneByOne() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let alice = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "a")
+            let image: JSONValue = [
+                "v": 2, "type": "pspdfkit/image", "pageIndex": 0, "bbox": [0, 0, 10, 10],
+                "imageAttachmentId": .string(Attachment.key(for: Data("png".utf8))), "contentType": "image/png",
+            ]
+            let reply = try await alice.sync([
+                put("bad", noteContent(page: 7)),
+                put("img", image),
+                put("good", noteContent()),
+            ])
+            #expect(reply.rejections == ["bad": "invalidRecord", "img": "missingAttachment"])
+            #expect(reply.records["good"]?["deleted"] == nil)
+            #expect(reply.records["bad"]?["deleted"] == true, "the client learns to drop its rejected creation")
+            let reason = reply.json?["rejected"]?.arrayValue?.first?["reason"]?.stringValue
+            #expect(reason?.contains("pageIndex") == true)
+
+            let upload = try await client.request(
+                .put, "/i/d/\(id)/attachments/\(Attachment.key(for: Data("png".utf8)))",
+                headers: [.authorization: "Token token=\"\(alice.token)\"", .contentType: "image/png"],
+                body: Data("png".utf8), apiToken: nil)
+            #expect(upload.status == .ok, "\(upload.reason ?? "")")
+            let wrongHash = try await client.request(
+                .put, "/i/d/\(id)/attachments/\(Attachment.key(for: Data("other".utf8)))",
+                headers: [.authorization: "Token token=\"\(alice.token)\""], body: Data("png".utf8), apiToken: nil)
+            #expect(wrongHash.status == .unprocessableContent)
+            let retry = try await alice.sync([put("img", image)])
+            #expect(retry.rejections.isEmpty)
+        }
+    }
+
+    @Test func malformedRequestsGetAClearError() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let token = try await fixture.token(id)
+            let cases: [(JSONValue, String)] = [
+                (["baseRevision": 0], "clientId"),
+                (["clientId": "c"], "baseRevision"),
+                (["clientId": "c", "baseRevision": -1], "baseRevision"),
+                (["clientId": "c", "baseRevision": 0, "changes": [put("x", noteContent())]], "pushId"),
+                (
+                    [
+                        "clientId": "c", "baseRevision": 0, "pushId": 1,
+                        "changes": [["op": "put", "kind": "annotation"]],
+                    ], "changes[0].id"
+                ),
+                (
+                    [
+                        "clientId": "c", "baseRevision": 0, "pushId": 1,
+                        "changes": [["op": "move", "kind": "annotation", "id": "x"]],
+                    ], "changes[0].op"
+                ),
+                (
+                    [
+                        "clientId": "c", "baseRevision": 0, "pushId": 1,
+                        "changes": [["op": "put", "kind": "layer", "id": "x"]],
+                    ], "changes[0].kind"
+                ),
+            ]
+            for (body, field) in cases {
+                let reply = try await client.request(
+                    .post, "/i/d/\(id)/sync",
+                    headers: [.authorization: "Token token=\"\(token)\"", .contentType: "application/json"],
+                    body: body.encoded(), apiToken: nil)
+                #expect(reply.status == .badRequest)
+                #expect(reply.reason?.contains(field) == true, "\(reply.reason ?? "") should name \(field)")
+            }
+            let unauthenticated = try await client.request(
+                .post, "/i/d/\(id)/sync", body: Data("{}".utf8), apiToken: nil)
+            #expect(unauthenticated.status == .unauthorized)
+        }
+    }
+
+    @Test func anUnknownBaseRevisionGetsAFullSnapshot() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let alice = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "a")
+            try await alice.sync([put("n1", noteContent()), put("n2", noteContent())])
+            try await alice.sync([delete("n2")])
+            let stranger = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "s")
+            let reply = try await stranger.sync(base: 40)
+            #expect(reply.json?["reset"] == true)
+            #expect(reply.json?["revision"]?.integerValue == 2)
+            #expect(Set(reply.records.keys) == ["n1"], "a snapshot lists live records only")
+        }
+    }
+
+    @Test func deletingAThreadRootDeletesItsComments() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let alice = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "a")
+            let marker: JSONValue = [
+                "v": 2, "type": "pspdfkit/comment-marker", "pageIndex": 0, "bbox": [1, 1, 20, 20],
+            ]
+            // The root and its first comment in one push, as an offline client would send them.
+            let created = try await alice.sync([
+                put("root", marker),
+                put("c1", commentContent(root: "root"), kind: "comment"),
+            ])
+            #expect(created.rejections.isEmpty, "\(created.json?["rejected"] ?? .null)")
+            try await alice.sync([put("c2", commentContent(root: "root", text: "second"), kind: "comment")])
+            let deleted = try await alice.sync([delete("root")])
+            #expect(deleted.records["root"]?["deleted"] == true)
+            #expect(deleted.records["c1"]?["deleted"] == true)
+            #expect(deleted.records["c2"]?["deleted"] == true)
+            let comments = try await client.request(
+                .get, "/i/d/\(id)/snapshot", headers: [.authorization: "Token token=\"\(alice.token)\""], apiToken: nil)
+            #expect(comments.json?["records"]?.arrayValue?.isEmpty == true)
+        }
+    }
+
+    @Test func namedLayersSyncIndependently() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let review = SyncClient(
+                client, documentID: id, layer: "review", token: try await fixture.token(id, layer: "review"),
+                clientID: "r")
+            let main = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "m")
+            try await review.sync([put("n1", noteContent())])
+            #expect(try await main.sync().records.isEmpty)
+            let wrongLayer = try await client.request(
+                .post, "/i/d/\(id)/sync", headers: [.authorization: "Token token=\"\(review.token)\""],
+                body: Data(#"{"clientId":"r","baseRevision":0}"#.utf8), apiToken: nil)
+            #expect(wrongLayer.status == .forbidden)
+        }
+    }
+}
