@@ -1,0 +1,163 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import GRDB
+import InstantJSON
+import InstantTesting
+import NIOCore
+import NIOHTTP1
+
+/// Load on the sync server: propagation latency to listeners, push throughput, idle listeners.
+struct SyncBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Sync server latency, throughput and listener memory.",
+        discussion: """
+            Starts `instant serve` (release build beside instant-bench) in a temporary directory, or \
+            uses a running one with --server and --data-dir (its development credentials).
+            """
+    )
+
+    @Option(help: "The base URL of a running server (default: start one).")
+    var server: String?
+    @Option(help: "The data directory of the running server (for its development key and API token).")
+    var dataDir: String?
+    @Option(help: "The process id of the running server (for its memory).")
+    var serverPID: Int32?
+    @Option(parsing: .upToNextOption, help: "Listener counts for the propagation latency.")
+    var listeners: [Int] = [1, 100, 1000]
+    @Option(help: "Pushes timed per listener count.")
+    var rounds = 200
+    @Option(help: "Concurrent writers for the throughput.")
+    var writers = 10
+    @Option(help: "Idle listening WebSockets for the memory figure (0 skips it).")
+    var idle = 10_000
+
+    func run() async throws {
+        let target: ServerUnderTest
+        if let server {
+            guard let url = URL(string: server), let dataDir else {
+                throw ValidationError("--server needs a URL and --data-dir the server's data directory.")
+            }
+            target = try await ServerUnderTest.connect(
+                url, dataDirectory: URL(fileURLWithPath: dataDir), processID: serverPID)
+        } else {
+            target = try await ServerUnderTest.start()
+        }
+        defer { target.stop() }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(16, writers * 2))
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            try await measure(BenchAPI(http: http, server: target))
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+    }
+
+    private func measure(_ api: BenchAPI) async throws {
+        let target = api.server
+        print("server \(target.baseURL), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+        let floor = try await WebSocketEcho.roundTrips(count: 2_000)
+        print(String(format: "raw WebSocket echo on loopback: p50 %.3f ms, p99 %.3f ms", floor.p50, floor.p99))
+
+        for count in listeners {
+            let result = try await Propagation.measure(api: api, listeners: count, rounds: rounds)
+            print(
+                String(
+                    format:
+                        "propagation, %5d listeners: poke p50 %.3f ms p99 %.3f ms | applied by B p50 %.3f ms p99 %.3f ms",
+                    count, result.poke.p50, result.poke.p99, result.applied.p50, result.applied.p99))
+        }
+
+        for batch in [1, 100] {
+            let rate = try await Throughput.measure(api: api, writers: writers, changesPerPush: batch)
+            let raw = try RawSQLite.rate(rowsPerCommit: batch)
+            print(
+                String(
+                    format:
+                        "throughput, %3d-change pushes, %d writers: %.0f changes/s (raw SQLite %.0f rows/s: %.0f%%)",
+                    batch, writers, rate, raw, rate / raw * 100))
+        }
+
+        if idle > 0 {
+            let memory = try await IdleListeners.measure(api: api, count: idle)
+            print(
+                String(
+                    format: "idle listeners: %d open, server RSS %.1f MiB before, %.1f MiB with them (%.1f KiB each)",
+                    memory.open, memory.before / 1_048_576, memory.after / 1_048_576,
+                    (memory.after - memory.before) / Double(max(1, memory.open)) / 1024))
+        }
+    }
+}
+
+/// The calls the benchmarks make, over one HTTP client.
+struct BenchAPI: Sendable {
+    let http: HTTPClient
+    let server: ServerUnderTest
+
+    /// Uploads a small PDF and returns its document id.
+    func newDocument() async throws -> String {
+        let reply = try await send(
+            .POST, "/api/documents", body: TestPDF.make(pageCount: 1, seed: Int.random(in: 0..<1_000_000_000)),
+            authorization: "Token token=\"\(server.apiToken)\"", contentType: "application/pdf")
+        guard let id = reply["data"]?["document_id"]?.stringValue else {
+            throw BenchmarkError("Upload failed: \(reply)")
+        }
+        return id
+    }
+
+    /// One sync request.
+    func sync(document: String, token: String, body: JSONValue) async throws -> JSONValue {
+        try await send(
+            .POST, "/i/d/\(document)/sync", body: body.serialized(), authorization: "Token token=\"\(token)\"",
+            contentType: "application/json")
+    }
+
+    func send(_ method: HTTPMethod, _ path: String, body: Data, authorization: String, contentType: String)
+        async throws -> JSONValue
+    {
+        var request = HTTPClientRequest(url: server.baseURL.absoluteString + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: authorization)
+        request.headers.add(name: "Content-Type", value: contentType)
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await http.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        guard response.status == .ok else {
+            throw BenchmarkError("\(method) \(path): \(response.status) \(String(buffer: bytes))")
+        }
+        return try JSONValue(parsing: Data(buffer: bytes))
+    }
+}
+
+/// An annotation push body.
+func notePush(client: String, pushID: Int64, base: Int64, ids: [String]) -> JSONValue {
+    let note: JSONValue = [
+        "v": 2, "type": "pspdfkit/note", "pageIndex": 0, "bbox": [10, 20, 30, 40],
+        "text": ["format": "plain", "value": "benchmark"],
+    ]
+    return [
+        "clientId": .string(client), "pushId": .integer(pushID), "baseRevision": .integer(base),
+        "changes": .array(ids.map { ["op": "put", "kind": "annotation", "id": .string($0), "content": note] }),
+    ]
+}
+
+/// Percentiles of samples in milliseconds.
+struct Percentiles {
+    var p50: Double
+    var p99: Double
+
+    init(_ samples: [Double]) {
+        let sorted = samples.sorted()
+        func at(_ fraction: Double) -> Double {
+            sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+        }
+        p50 = at(0.5)
+        p99 = at(0.99)
+    }
+}

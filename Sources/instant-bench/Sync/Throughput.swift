@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+import InstantJSON
+
+/// Changes per second the server accepts from concurrent writers.
+enum Throughput {
+    static func measure(api: BenchAPI, writers: Int, changesPerPush: Int) async throws -> Double {
+        let document = try await api.newDocument()
+        let token = try await api.server.token(document: document, user: "w")
+        let pushesPerWriter = changesPerPush == 1 ? 300 : 30
+        // One warm-up push per writer opens its connection.
+        for writer in 0..<writers {
+            _ = try await api.sync(
+                document: document, token: token,
+                body: notePush(client: "w\(writer)", pushID: 1, base: 0, ids: ["warm-\(writer)"]))
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    var base: Int64 = 0
+                    for push in 0..<pushesPerWriter {
+                        let ids = (0..<changesPerPush).map { "w\(writer)-\(push)-\($0)" }
+                        let reply = try await api.sync(
+                            document: document, token: token,
+                            body: notePush(client: "w\(writer)", pushID: Int64(push + 2), base: base, ids: ids))
+                        base = reply["revision"]?.intValue.map(Int64.init) ?? base
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return Double(writers * pushesPerWriter * changesPerPush) / seconds
+    }
+}
+
+/// The floor: committing rows of the same size into SQLite directly, with the server's settings
+/// (WAL, synchronous FULL).
+enum RawSQLite {
+    static func rate(rowsPerCommit: Int) throws -> Double {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("raw-\(UUID()).sqlite").path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.write { db in
+            try db.execute(
+                sql: "CREATE TABLE records (id TEXT PRIMARY KEY, revision INTEGER, content BLOB, updated_at REAL)")
+        }
+        let content =
+            notePush(client: "raw", pushID: 1, base: 0, ids: ["x"])["changes"]?.arrayValue?.first?["content"]?
+            .serialized() ?? Data()
+        let commits = rowsPerCommit == 1 ? 2_000 : 200
+        let start = DispatchTime.now().uptimeNanoseconds
+        for commit in 0..<commits {
+            try pool.write { db in
+                for row in 0..<rowsPerCommit {
+                    try db.execute(
+                        sql: "INSERT INTO records (id, revision, content, updated_at) VALUES (?, ?, ?, ?)",
+                        arguments: ["\(commit)-\(row)", commit, content, Date().timeIntervalSince1970]
+                            as StatementArguments)
+                }
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return Double(commits * rowsPerCommit) / seconds
+    }
+}
