@@ -30,7 +30,14 @@ let package = Package(
     ],
     targets: [
         // The client SDK: InstantClient, document descriptors, the offline store and the sync cycle.
-        .target(name: "Instant", dependencies: ["InstantJSON"]),
+        .target(
+            name: "Instant",
+            dependencies: [
+                "InstantJSON",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The data format: document JSON, every record type, validation, ULIDs.
         .target(name: "InstantJSON", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // zlib from the system, for FlateDecode.
@@ -105,7 +112,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "InstantTests", dependencies: ["Instant", "InstantJSON"]),
+        .testTarget(name: "InstantTests", dependencies: ["Instant", "InstantJSON", "InstantServer", "InstantTesting"]),
         .testTarget(
             name: "InstantJSONTests",
             dependencies: [

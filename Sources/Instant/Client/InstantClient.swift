@@ -1,0 +1,122 @@
+import Foundation
+import InstantJSON
+
+/// The entry point of the SDK: one client per server, owning the local store in its data
+/// directory and the document descriptors it hands out.
+///
+/// ```swift
+/// let client = try InstantClient(serverURL: URL(string: "https://instant.example.com")!,
+///                                dataDirectory: applicationSupport.appendingPathComponent("Instant"))
+/// let descriptor = try client.documentDescriptor(forJWT: jwt)
+/// try descriptor.download(usingJWT: jwt)
+/// ```
+public final class InstantClient: @unchecked Sendable {
+    /// The server this client syncs with.
+    public let serverURL: URL
+    /// Where the local store and the downloaded PDFs live.
+    public let dataDirectory: URL
+    let store: LocalStore
+    let transport: any InstantTransport
+    private let lock = NSLock()
+    private var descriptors: [DescriptorKey: InstantDocumentDescriptor] = [:]
+    private var pdfDownloads: [String: Task<Void, any Error>] = [:]
+    private weak var _delegate: (any InstantClientDelegate)?
+
+    struct DescriptorKey: Hashable {
+        var documentID: String
+        var layer: String
+    }
+
+    /// Receives the same events as the notifications, for every descriptor of this client.
+    public var delegate: (any InstantClientDelegate)? {
+        get { lock.withLock { _delegate } }
+        set { lock.withLock { _delegate = newValue } }
+    }
+
+    /// Opens (or creates) the local store in `dataDirectory` for the server at `serverURL`.
+    /// - Throws: ``InstantError`` (``InstantError/Code/storageFailed``) when the directory cannot be used.
+    public convenience init(serverURL: URL, dataDirectory: URL) throws {
+        try self.init(
+            serverURL: serverURL, dataDirectory: dataDirectory, transport: URLSessionTransport(serverURL: serverURL))
+    }
+
+    init(serverURL: URL, dataDirectory: URL, transport: any InstantTransport) throws(InstantError) {
+        self.serverURL = serverURL
+        self.dataDirectory = dataDirectory
+        self.store = try LocalStore(directory: dataDirectory)
+        self.transport = transport
+    }
+
+    /// The descriptor of the document and layer a JWT is for; the same instance for the same pair.
+    /// The JWT's signature is not checked here (only the server can); its claims are read.
+    /// - Throws: ``InstantError/Code/invalidJWT`` if the text is not a JWT with a `document_id`.
+    public func documentDescriptor(forJWT jwt: String) throws -> InstantDocumentDescriptor {
+        guard let claims = InstantJWT(jwt) else {
+            throw InstantError.invalidJWT("The text is not a JWT with a 'document_id' claim.")
+        }
+        return try descriptor(documentID: claims.documentID, layer: claims.layerName)
+    }
+
+    /// Every descriptor with downloaded data in the local store.
+    public func localDocumentDescriptors() throws -> [InstantDocumentDescriptor] {
+        try store.layers().map { layer throws(InstantError) in
+            try descriptor(documentID: layer.documentID, layer: layer.name)
+        }
+    }
+
+    /// Deletes the PDF and every layer of a document from the local store; their descriptors
+    /// become unusable (``InstantDocumentState/invalid``).
+    public func removeLocalStorage(forDocumentIdentifier identifier: String) throws {
+        let affected = lock.withLock {
+            let keys = descriptors.keys.filter { $0.documentID == identifier }
+            defer { for key in keys { descriptors[key] = nil } }
+            return keys.compactMap { descriptors[$0] }
+        }
+        for descriptor in affected { descriptor.invalidate() }
+        try store.removeDocument(documentID: identifier)
+    }
+
+    /// Deletes the PDFs that no downloaded layer uses any more.
+    public func removeUnreferencedCacheEntries() throws {
+        let inUse = lock.withLock { Set(descriptors.values.filter(\.isDownloading).map(\.identifier)) }
+        try store.removeUnreferencedPDFs(keeping: inUse)
+    }
+
+    /// Downloads a document's PDF into the store; layers downloading at the same time share one
+    /// download (the progress goes to the layer that started it).
+    func downloadPDF(
+        documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
+    ) async throws {
+        let task = lock.withLock {
+            if let running = pdfDownloads[documentID] { return running }
+            let task = Task { [store, transport] in
+                let data = try await transport.downloadPDF(documentID: documentID, jwt: jwt, progress: progress)
+                try store.storePDF(data, documentID: documentID)
+            }
+            pdfDownloads[documentID] = task
+            return task
+        }
+        defer { lock.withLock { if pdfDownloads[documentID] == task { pdfDownloads[documentID] = nil } } }
+        try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    func descriptor(documentID: String, layer: String) throws(InstantError) -> InstantDocumentDescriptor {
+        let key = DescriptorKey(documentID: documentID, layer: layer)
+        if let existing = lock.withLock({ descriptors[key] }) { return existing }
+        let local = try store.layer(documentID: documentID, name: layer)
+        let created = lock.withLock {
+            if let existing = descriptors[key] { return (existing, false) }
+            let descriptor = InstantDocumentDescriptor(client: self, documentID: documentID, layerName: layer)
+            descriptors[key] = descriptor
+            return (descriptor, true)
+        }
+        if created.1, let local {
+            created.0.openLocalData(local)
+        }
+        return created.0
+    }
+}

@@ -1,0 +1,55 @@
+/// Receives a client's events for all its descriptors, the same events the notifications carry.
+/// Every method has an empty default, so implement only what you need. Methods are called off
+/// the main thread.
+public protocol InstantClientDelegate: AnyObject, Sendable {
+    /// A download (PDF and records) finished; the descriptor is usable.
+    func instantClient(_ client: InstantClient, didFinishDownloadFor descriptor: InstantDocumentDescriptor)
+    /// A download failed or was cancelled.
+    func instantClient(
+        _ client: InstantClient, didFailDownloadFor descriptor: InstantDocumentDescriptor, error: InstantError)
+    /// A sync cycle started.
+    func instantClient(_ client: InstantClient, didBeginSyncFor descriptor: InstantDocumentDescriptor)
+    /// A running sync cycle moved to `sendingChanges` or `receivingChanges`.
+    func instantClient(
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didChangeSyncStateTo state: InstantDocumentState)
+    /// A sync cycle finished; the layer is `clean` (or `dirty` if edits arrived meanwhile).
+    func instantClient(_ client: InstantClient, didFinishSyncFor descriptor: InstantDocumentDescriptor)
+    /// A sync cycle failed; it will be retried if the failure was the network's.
+    func instantClient(
+        _ client: InstantClient, didFailSyncFor descriptor: InstantDocumentDescriptor, error: InstantError)
+    /// The server refused the JWT; no sync happens until ``InstantDocumentDescriptor/reauthenticate(withJWT:)``.
+    func instantClient(_ client: InstantClient, didFailAuthenticationFor descriptor: InstantDocumentDescriptor)
+    /// A reauthentication succeeded with the given token.
+    func instantClient(
+        _ client: InstantClient, descriptor: InstantDocumentDescriptor, didFinishReauthenticationWithJWT jwt: String)
+    /// A reauthentication failed.
+    func instantClient(
+        _ client: InstantClient, descriptor: InstantDocumentDescriptor,
+        didFailReauthenticationWithError error: InstantError)
+}
+
+extension InstantClientDelegate {
+    public func instantClient(_ client: InstantClient, didFinishDownloadFor descriptor: InstantDocumentDescriptor) {}
+    public func instantClient(
+        _ client: InstantClient, didFailDownloadFor descriptor: InstantDocumentDescriptor, error: InstantError
+    ) {}
+    public func instantClient(_ client: InstantClient, didBeginSyncFor descriptor: InstantDocumentDescriptor) {}
+    public func instantClient(
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didChangeSyncStateTo state: InstantDocumentState
+    ) {}
+    public func instantClient(_ client: InstantClient, didFinishSyncFor descriptor: InstantDocumentDescriptor) {}
+    public func instantClient(
+        _ client: InstantClient, didFailSyncFor descriptor: InstantDocumentDescriptor, error: InstantError
+    ) {}
+    public func instantClient(_ client: InstantClient, didFailAuthenticationFor descriptor: InstantDocumentDescriptor) {
+    }
+    public func instantClient(
+        _ client: InstantClient, descriptor: InstantDocumentDescriptor, didFinishReauthenticationWithJWT jwt: String
+    ) {}
+    public func instantClient(
+        _ client: InstantClient, descriptor: InstantDocumentDescriptor,
+        didFailReauthenticationWithError error: InstantError
+    ) {}
+}

@@ -1,0 +1,244 @@
+import Foundation
+import InstantJSON
+
+extension InstantDocumentDescriptor {
+    /// Performs one action of the state machine.
+    func perform(_ action: DocumentStateMachine.Action) {
+        switch action {
+        case .startDownload: startDownload()
+        case .cancelDownload:
+            lock.withLock {
+                downloadGeneration += 1
+                downloadTask?.cancel()
+                downloadTask = nil
+                _downloadProgress = nil
+            }
+        case .sendChanges: startRequest(sending: true)
+        case .fetchChanges: startRequest(sending: false)
+        case .applyResponse: applyResponse()
+        case .cancelRequest:
+            lock.withLock {
+                requestGeneration += 1
+                requestTask?.cancel()
+                requestTask = nil
+            }
+        case .scheduleAutomaticSync(let delay):
+            let task = timer(after: delay, .syncRequested(.localChangesDelayElapsed))
+            lock.withLock {
+                automaticSyncTask?.cancel()
+                automaticSyncTask = task
+            }
+        case .cancelAutomaticSync:
+            lock.withLock {
+                automaticSyncTask?.cancel()
+                automaticSyncTask = nil
+            }
+        case .scheduleRetry(let delay):
+            let task = timer(after: delay, .syncRequested(.retryDelayElapsed))
+            lock.withLock {
+                retryTask?.cancel()
+                retryTask = task
+            }
+        case .cancelRetry:
+            lock.withLock {
+                retryTask?.cancel()
+                retryTask = nil
+            }
+        case .startListening: startListening()
+        case .stopListening:
+            lock.withLock {
+                listenTask?.cancel()
+                listenTask = nil
+            }
+        case .performMigration(let migration):
+            // This version of the store has one schema; nothing reaches a migration yet.
+            deliver(
+                .migrationFailed(
+                    migration, InstantError(.contentMigrationFailed, "This store needs no migration.")))
+        case .invalidateDocuments:
+            for document in documents { document.invalidate() }
+        case .post(let notification): post(notification)
+        case .refuse: break
+        }
+    }
+
+    private func timer(after delay: Duration, _ event: DocumentStateMachine.Event) -> Task<Void, Never> {
+        Task { [weak self] in
+            guard (try? await Task.sleep(for: delay)) != nil else { return }
+            self?.deliver(event)
+        }
+    }
+
+    // MARK: Download
+
+    private func startDownload() {
+        let progress = Progress(totalUnitCount: -1)
+        let (generation, jwt) = lock.withLock {
+            downloadGeneration += 1
+            _downloadProgress = progress
+            return (downloadGeneration, self.jwt)
+        }
+        progress.cancellationHandler = { [weak self] in self?.deliver(.downloadCancelled) }
+        let documentID = identifier
+        let layer = layerName
+        let task = Task { [weak self] in
+            guard let self, let jwt, let claims = InstantJWT(jwt) else { return }
+            let outcome: DocumentStateMachine.Event
+            do {
+                if try !store.hasPDF(documentID: documentID) {
+                    try await client?.downloadPDF(documentID: documentID, jwt: jwt) { received, total in
+                        if let total { progress.totalUnitCount = total + 1 }
+                        progress.completedUnitCount = received
+                    }
+                }
+                let snapshot = try await transport.snapshot(documentID: documentID, layer: layer, jwt: jwt)
+                try Task.checkCancellation()
+                try store.storeDownload(
+                    documentID: documentID, layer: layer, userID: claims.userID, jwt: jwt,
+                    defaultGroup: claims.defaultGroup, revision: snapshot.revision, records: snapshot.records)
+                progress.totalUnitCount = max(progress.totalUnitCount, 1)
+                progress.completedUnitCount = progress.totalUnitCount
+                outcome = .downloadFinished
+            } catch is CancellationError {
+                outcome = .downloadCancelled
+            } catch let error as InstantError {
+                outcome = error.code == .cancelled ? .downloadCancelled : .downloadFailed(error)
+            } catch {
+                outcome = .downloadFailed(InstantError(.storageFailed, "\(error)"))
+            }
+            let current = lock.withLock {
+                guard downloadGeneration == generation else { return false }
+                _downloadProgress = nil
+                downloadTask = nil
+                return true
+            }
+            guard current else { return }
+            deliver(outcome)
+            if case .downloadFinished = outcome {
+                for document in documents { document.notifyChanges(nil) }
+            }
+        }
+        lock.withLock { if downloadGeneration == generation { downloadTask = task } }
+    }
+
+    // MARK: Sync requests
+
+    private func startRequest(sending: Bool) {
+        let (generation, jwt) = lock.withLock {
+            requestGeneration += 1
+            return (requestGeneration, self.jwt)
+        }
+        let documentID = identifier
+        let layer = layerName
+        let task = Task { [weak self] in
+            guard let self else { return }
+            let event: DocumentStateMachine.Event
+            do {
+                guard let jwt else {
+                    throw InstantError(.authenticationFailed, "No JWT for this layer; call reauthenticate(withJWT:).")
+                }
+                let push = sending ? try store.nextPush(documentID: documentID, layer: layer) : nil
+                let base = try push?.baseRevision ?? store.revision(documentID: documentID, layer: layer)
+                var body: [String: JSONValue] = [
+                    "clientId": .string(store.clientID), "baseRevision": .integer(base),
+                    "changes": .array(push?.changes.map(\.wireValue) ?? []),
+                ]
+                if let push { body["pushId"] = .integer(push.pushID) }
+                let answer = try await transport.sync(
+                    documentID: documentID, layer: layer, jwt: jwt, body: .object(body))
+                lock.withLock { answerToApply = (answer, push) }
+                event = .responseReceived
+            } catch let error as InstantError {
+                event = .requestFailed(error)
+            } catch {
+                event = .requestFailed(InstantError(.storageFailed, "\(error)"))
+            }
+            let current = lock.withLock {
+                guard requestGeneration == generation else { return false }
+                requestTask = nil
+                return true
+            }
+            if current { deliver(event) }
+        }
+        lock.withLock { if requestGeneration == generation { requestTask = task } }
+    }
+
+    private func applyResponse() {
+        guard
+            let pending = lock.withLock({ () -> (answer: SyncAnswer, push: PendingPush?)? in
+                defer { answerToApply = nil }
+                return answerToApply
+            })
+        else { return }
+        do {
+            let result = try store.apply(
+                pending.answer, push: pending.push, documentID: identifier, layer: layerName)
+            for document in documents { document.notifyChanges(result.changedIDs) }
+            deliver(.responseApplied(hasLocalChanges: result.hasLocalChanges))
+        } catch {
+            deliver(.corruptionDetected)
+        }
+    }
+
+    // MARK: Listening
+
+    private func startListening() {
+        let documentID = identifier
+        let layer = layerName
+        let task = Task { [weak self] in
+            var announced: Int64 = 0
+            var failures = 0
+            while !Task.isCancelled {
+                guard let self, let jwt = lock.withLock({ self.jwt }) else { return }
+                do {
+                    let since = max(announced, try store.revision(documentID: documentID, layer: layer))
+                    let revision = try await transport.waitForChange(
+                        documentID: documentID, layer: layer, jwt: jwt, since: since)
+                    failures = 0
+                    if revision > since, !Task.isCancelled {
+                        announced = revision
+                        deliver(.syncRequested(.serverPoke))
+                    }
+                } catch let error as InstantError where error.code == .authenticationFailed {
+                    deliver(.requestFailed(error))
+                    return
+                } catch {
+                    // The network is down or the server restarts: try again, less and less often.
+                    failures += 1
+                    let seconds = min(30.0, 0.5 * pow(2, Double(min(failures, 6))))
+                    try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                }
+            }
+        }
+        lock.withLock {
+            listenTask?.cancel()
+            listenTask = task
+        }
+    }
+
+    // MARK: Notifications
+
+    private func post(_ notification: DescriptorNotification) {
+        let jwt = lock.withLock { self.jwt }
+        let userInfo = notification.userInfo(jwt: jwt)
+        let client = self.client
+        notificationQueue.async { [self] in
+            NotificationCenter.default.post(name: notification.name, object: self, userInfo: userInfo)
+            guard let client, let delegate = client.delegate else { return }
+            switch notification {
+            case .didBeginSyncing: delegate.instantClient(client, didBeginSyncFor: self)
+            case .syncCycleDidChangeState(let state):
+                delegate.instantClient(client, documentDescriptor: self, didChangeSyncStateTo: state)
+            case .didFinishSyncing: delegate.instantClient(client, didFinishSyncFor: self)
+            case .didFailSyncing(let error): delegate.instantClient(client, didFailSyncFor: self, error: error)
+            case .didFailAuthentication: delegate.instantClient(client, didFailAuthenticationFor: self)
+            case .didFinishDownload: delegate.instantClient(client, didFinishDownloadFor: self)
+            case .didFailDownload(let error): delegate.instantClient(client, didFailDownloadFor: self, error: error)
+            case .didFinishReauthentication:
+                delegate.instantClient(client, descriptor: self, didFinishReauthenticationWithJWT: jwt ?? "")
+            case .didFailReauthentication(let error):
+                delegate.instantClient(client, descriptor: self, didFailReauthenticationWithError: error)
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import InstantJSON
+
+/// One layer of one document on this device: its download, local data, documents and sync.
+///
+/// Get descriptors from ``InstantClient/documentDescriptor(forJWT:)``; the client returns the same
+/// instance for the same document and layer. Every method may be called from any thread.
+public final class InstantDocumentDescriptor: @unchecked Sendable {
+    /// The document's identifier (`document_id`).
+    public let identifier: String
+    /// The layer's name; `""` is the default layer.
+    public let layerName: String
+
+    let store: LocalStore
+    let transport: any InstantTransport
+    weak var client: InstantClient?
+
+    let lock = NSLock()
+    var machine = DocumentStateMachine()
+    var jwt: String?
+    var _userID: String?
+    var _downloadProgress: Progress?
+    var downloadGeneration = 0
+    var requestGeneration = 0
+    var downloadTask: Task<Void, Never>?
+    var requestTask: Task<Void, Never>?
+    var automaticSyncTask: Task<Void, Never>?
+    var retryTask: Task<Void, Never>?
+    var listenTask: Task<Void, Never>?
+    var answerToApply: (answer: SyncAnswer, push: PendingPush?)?
+    var _editableDocument: InstantDocument?
+    var readOnlyDocuments: [WeakDocument] = []
+    /// Posts notifications and delegate calls in order, off the main thread.
+    let notificationQueue: DispatchQueue
+
+    struct WeakDocument {
+        weak var document: InstantDocument?
+    }
+
+    init(client: InstantClient, documentID: String, layerName: String) {
+        self.client = client
+        self.store = client.store
+        self.transport = client.transport
+        self.identifier = documentID
+        self.layerName = layerName
+        self.notificationQueue = DispatchQueue(label: "instant.descriptor.\(documentID).\(layerName)")
+    }
+
+    // MARK: State
+
+    /// Where the layer is in its lifecycle and sync cycle.
+    public var documentState: InstantDocumentState { lock.withLock { machine.state } }
+
+    /// Whether the PDF and the layer's records are in the local store.
+    public var isDownloaded: Bool { lock.withLock { machine.state != .unknown && machine.state != .invalid } }
+
+    /// The user the layer's data belongs to (`user_id` of the JWTs), if known. It may change once,
+    /// from `nil` to a value, through ``reauthenticate(withJWT:)``.
+    public var userID: String? { lock.withLock { _userID } }
+
+    /// The running download's progress; cancel it to cancel the download. `nil` when no download runs.
+    public var downloadProgress: Progress? { lock.withLock { _downloadProgress } }
+
+    var isDownloading: Bool { lock.withLock { machine.isDownloading } }
+
+    /// How long after the last local edit changes are synced automatically (1 s by default);
+    /// ``Foundation/TimeInterval/instantSyncingLocalChangesDisabled`` turns that off.
+    public var delayForSyncingLocalChanges: TimeInterval { lock.withLock { machine.automaticSyncDelay.timeInterval } }
+
+    /// Sets ``delayForSyncingLocalChanges``.
+    /// - Throws: ``InstantError/Code/invalidSyncDelay`` for zero, negative or NaN values.
+    public func setDelayForSyncingLocalChanges(_ delay: TimeInterval) throws {
+        let value = try AutomaticSyncDelay(timeInterval: delay)
+        try handle(.delayChanged(value))
+    }
+
+    /// Feeds the state machine and performs what it returns.
+    /// - Throws: the refusal of the machine, if it refused the event.
+    func handle(_ event: DocumentStateMachine.Event) throws(InstantError) {
+        let actions = lock.withLock { machine.handle(event) }
+        var refusal: InstantError?
+        for action in actions {
+            if case .refuse(let error) = action {
+                refusal = error
+            } else {
+                perform(action)
+            }
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// Feeds an event whose refusal nobody can report (timers, outcomes of operations).
+    func deliver(_ event: DocumentStateMachine.Event) {
+        try? handle(event)
+    }
+
+    // MARK: Download
+
+    /// Starts downloading the PDF (once for all layers of the document) and the layer's records.
+    /// Calling it again while the download runs does nothing more.
+    /// - Throws: ``InstantError/Code/invalidJWT`` for a token of another document or layer,
+    ///   ``InstantError/Code/userIDMismatch`` for a token of another user than the data's,
+    ///   ``InstantError/Code/alreadyDownloaded`` when the layer is downloaded.
+    public func download(usingJWT jwt: String) throws {
+        let claims = try checkedClaims(jwt)
+        let alreadyRunning = lock.withLock { machine.isDownloading }
+        if alreadyRunning { return }
+        lock.withLock {
+            self.jwt = jwt
+            if _userID == nil { _userID = claims.userID }
+        }
+        try handle(.downloadRequested)
+    }
+
+    /// The claims of a token for this descriptor's document, layer and user.
+    func checkedClaims(_ jwt: String) throws(InstantError) -> InstantJWT {
+        guard let claims = InstantJWT(jwt) else {
+            throw InstantError.invalidJWT("The text is not a JWT with a 'document_id' claim.")
+        }
+        guard claims.documentID == identifier, claims.layerName == layerName else {
+            throw InstantError.invalidJWT(
+                "The JWT is for layer '\(claims.layerName)' of '\(claims.documentID)', not layer '\(layerName)' of '\(identifier)'."
+            )
+        }
+        let current = lock.withLock { _userID }
+        if let current, claims.userID != current {
+            throw InstantError.userIDMismatch(expected: current, found: claims.userID)
+        }
+        return claims
+    }
+
+    // MARK: Documents
+
+    /// The one editable document of this layer (the same instance every time). It can be had
+    /// before the download finishes; reading and editing fail until it has.
+    public var editableDocument: InstantDocument {
+        lock.withLock {
+            if let existing = _editableDocument { return existing }
+            let document = InstantDocument(descriptor: self, isEditable: true)
+            _editableDocument = document
+            return document
+        }
+    }
+
+    /// A new read-only document of this layer; it shows changes as they arrive and refuses edits.
+    public func readOnlyDocument() -> InstantDocument {
+        let document = InstantDocument(descriptor: self, isEditable: false)
+        lock.withLock {
+            readOnlyDocuments.removeAll { $0.document == nil }
+            readOnlyDocuments.append(WeakDocument(document: document))
+        }
+        return document
+    }
+
+    /// Every live document of this descriptor.
+    var documents: [InstantDocument] {
+        lock.withLock { ([_editableDocument] + readOnlyDocuments.map(\.document)).compactMap { $0 } }
+    }
+
+    // MARK: Sync
+
+    /// Runs one sync cycle now (nothing if the layer is not downloaded).
+    public func sync() {
+        deliver(.syncRequested(.manual))
+    }
+
+    /// Stops the running sync cycle: at once (cancelling its request) or after its request.
+    public func stopSyncing(cancelCurrentRequest: Bool) {
+        deliver(.stopSyncing(cancelCurrentRequest: cancelCurrentRequest))
+    }
+
+    /// Listens for changes on the server; each announced change starts a sync cycle.
+    public func startListeningForServerChanges() {
+        deliver(.startListening)
+    }
+
+    /// Stops listening for changes on the server.
+    public func stopListeningForServerChanges() {
+        deliver(.stopListening)
+    }
+
+    /// Gives the descriptor a new JWT after the server refused the old one (or before it
+    /// expires). The outcome is announced by notifications and the delegate; a success starts a
+    /// sync cycle.
+    /// - Throws: ``InstantError/Code/invalidJWT`` or ``InstantError/Code/userIDMismatch`` at once.
+    public func reauthenticate(withJWT jwt: String) throws {
+        let claims = try checkedClaims(jwt)
+        let documentID = identifier
+        let layer = layerName
+        Task {
+            do {
+                let revision = try store.revision(documentID: documentID, layer: layer)
+                let body: JSONValue = ["clientId": .string(store.clientID), "baseRevision": .integer(revision)]
+                _ = try await transport.sync(documentID: documentID, layer: layer, jwt: jwt, body: body)
+                lock.withLock {
+                    self.jwt = jwt
+                    if _userID == nil { _userID = claims.userID }
+                }
+                if try store.layer(documentID: documentID, name: layer) != nil {
+                    try store.updateClaims(
+                        documentID: documentID, layer: layer, jwt: jwt, userID: userID,
+                        defaultGroup: claims.defaultGroup)
+                }
+                deliver(.reauthenticationSucceeded)
+            } catch let error as InstantError {
+                deliver(.reauthenticationFailed(error))
+            } catch {
+                deliver(.reauthenticationFailed(InstantError(.storageFailed, "\(error)")))
+            }
+        }
+    }
+
+    // MARK: Groups
+
+    /// The group of new records: the override if one is set, else the `default_group` of the
+    /// last JWT the server accepted.
+    /// - Throws: ``InstantError/Code/notDownloaded`` before the download or after invalidation.
+    public func defaultGroup() throws -> String? {
+        let layer = try downloadedLayer()
+        return layer.groupOverride ?? layer.defaultGroup
+    }
+
+    /// Makes new records go to `group` instead of the JWT's `default_group`.
+    public func overrideDefaultGroup(_ group: String) throws {
+        _ = try downloadedLayer()
+        try store.setGroupOverride(group, documentID: identifier, layer: layerName)
+    }
+
+    /// Goes back to the JWT's `default_group` for new records.
+    public func resetDefaultGroup() throws {
+        _ = try downloadedLayer()
+        try store.setGroupOverride(nil, documentID: identifier, layer: layerName)
+    }
+
+    func downloadedLayer() throws(InstantError) -> LocalLayer {
+        guard documentState.isOperational || documentState.isSyncing,
+            let layer = try store.layer(documentID: identifier, name: layerName)
+        else {
+            throw InstantError(
+                .notDownloaded, "The layer '\(layerName)' of '\(identifier)' is not downloaded (or was removed).")
+        }
+        return layer
+    }
+
+    // MARK: Removal
+
+    /// Removes this layer's local data (the PDF stays for other layers), cancels its network
+    /// activity and returns the descriptor to ``InstantDocumentState/unknown``. Needed before
+    /// using a JWT of another user.
+    public func removeLocalStorage() throws {
+        try store.removeLayer(documentID: identifier, name: layerName)
+        lock.withLock { _userID = nil }
+        try handle(.localStorageRemoved)
+    }
+
+    /// Makes the descriptor unusable (its local data was removed by the client).
+    func invalidate() {
+        deliver(.invalidated)
+    }
+
+    /// Puts a descriptor whose layer is in the store into service.
+    func openLocalData(_ layer: LocalLayer) {
+        lock.withLock {
+            _userID = layer.userID
+            jwt = layer.jwt
+        }
+        let pending = (try? store.hasPendingChanges(documentID: identifier, layer: layerName)) ?? false
+        deliver(.localDataOpened(hasLocalChanges: pending))
+    }
+}

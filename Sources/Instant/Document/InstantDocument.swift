@@ -1,0 +1,168 @@
+import Foundation
+import InstantJSON
+
+/// The records of one layer as an app reads and edits them: annotations (and, through Instant
+/// JSON, comments, form values and bookmarks).
+///
+/// A descriptor has one editable document and any number of read-only ones; all show the same
+/// local data, updated as edits are made and server changes arrive. Every edit is committed to
+/// the local store before the call returns and syncs later. A document becomes invalid when its
+/// download fails or is cancelled or its local data is removed.
+public final class InstantDocument: @unchecked Sendable {
+    /// Whether the document accepts edits.
+    public let isEditable: Bool
+    private weak var descriptor: InstantDocumentDescriptor?
+    private let lock = NSLock()
+    private var invalidated = false
+    private var observers: [UUID: @Sendable (Set<String>?) -> Void] = [:]
+
+    init(descriptor: InstantDocumentDescriptor, isEditable: Bool) {
+        self.descriptor = descriptor
+        self.isEditable = isEditable
+    }
+
+    /// Whether the document can still be used.
+    public var isValid: Bool { lock.withLock { !invalidated } && descriptor != nil }
+
+    // MARK: Reading
+
+    /// Every annotation of the layer, ordered by identifier.
+    /// - Throws: ``InstantError/Code/notDownloaded`` until the download finished.
+    public func annotations() throws -> [Annotation] {
+        let (descriptor, _) = try ready()
+        return try descriptor.store.records(
+            documentID: descriptor.identifier, layer: descriptor.layerName, kind: "annotation"
+        )
+        .map { Annotation(uncheckedJSON: $0.content.objectValue ?? [:]) }
+    }
+
+    /// The annotations of one page (0-based).
+    public func annotations(onPage pageIndex: Int) throws -> [Annotation] {
+        try annotations().filter { $0.pageIndex == pageIndex }
+    }
+
+    /// The stable identifier of an annotation of this document: URL-, XML- and file-name-safe.
+    /// `nil` for an annotation that was never added.
+    public func identifier(for annotation: Annotation) -> String? {
+        annotation.id
+    }
+
+    /// The annotation with an identifier from ``identifier(for:)``, or `nil`.
+    public func annotation(withIdentifier identifier: String) throws -> Annotation? {
+        let (descriptor, _) = try ready()
+        guard
+            let record = try descriptor.store.record(
+                documentID: descriptor.identifier, layer: descriptor.layerName, id: identifier),
+            record.kind == "annotation"
+        else { return nil }
+        return Annotation(uncheckedJSON: record.content.objectValue ?? [:])
+    }
+
+    // MARK: Editing
+
+    /// Adds an annotation; it gets a new identifier (a ULID) unless it has one.
+    /// - Returns: The annotation as stored, with its identifier.
+    @discardableResult
+    public func add(_ annotation: Annotation) throws -> Annotation {
+        var stored = annotation
+        if stored.id == nil { stored.id = ULIDGenerator.shared.next().description }
+        try commit([.put(annotation: stored, group: nil, isNew: true)])
+        return stored
+    }
+
+    /// Replaces an annotation added before (matched by identifier) with this version.
+    /// - Throws: ``InstantError/Code/documentNotFound`` if there is no annotation with its identifier.
+    public func update(_ annotation: Annotation) throws {
+        guard let id = annotation.id, try self.annotation(withIdentifier: id) != nil else {
+            throw InstantError(.documentNotFound, "The annotation is not in this document; add it first.")
+        }
+        try commit([.put(annotation: annotation, group: nil, isNew: false)])
+    }
+
+    /// Removes an annotation.
+    public func remove(_ annotation: Annotation) throws {
+        guard let id = annotation.id else { return }
+        try commit([.delete(id: id)])
+    }
+
+    /// What an edit does before it reaches the store.
+    enum Edit {
+        case put(annotation: Annotation, group: String?, isNew: Bool)
+        case putRecord(id: String, kind: String, content: JSONValue)
+        case delete(id: String)
+    }
+
+    func commit(_ edits: [Edit]) throws {
+        let (descriptor, layer) = try ready()
+        guard isEditable else {
+            throw InstantError(.readOnlyDocument, "This document is read-only; edit the descriptor's editableDocument.")
+        }
+        let newRecordGroup = layer.groupOverride
+        let localEdits: [LocalEdit] = try edits.map { edit throws -> LocalEdit in
+            switch edit {
+            case .put(let annotation, let group, let isNew):
+                let value = annotation.jsonValue
+                if let problem = Annotation.validationErrors(of: value, at: "annotation").first {
+                    throw InstantError(.invalidRecord, "The annotation is not valid Instant JSON: \(problem)")
+                }
+                let existingGroup =
+                    isNew
+                    ? nil
+                    : try descriptor.store.record(
+                        documentID: descriptor.identifier, layer: descriptor.layerName, id: annotation.id ?? "")?.group
+                return .put(
+                    id: annotation.id ?? "", kind: "annotation", content: value,
+                    group: group ?? (isNew ? newRecordGroup : existingGroup))
+            case .putRecord(let id, let kind, let content):
+                return .put(id: id, kind: kind, content: content, group: newRecordGroup)
+            case .delete(let id):
+                return .delete(id: id)
+            }
+        }
+        try descriptor.store.commit(localEdits, documentID: descriptor.identifier, layer: descriptor.layerName)
+        let changed = Set(localEdits.map(\.id))
+        for document in descriptor.documents { document.notifyChanges(changed) }
+        descriptor.deliver(.localChangeCommitted)
+    }
+
+    // MARK: Observing
+
+    /// Calls `handler` (off the main thread) whenever records change, locally or from the server,
+    /// with the identifiers that changed (`nil` when everything may have: a download or reset).
+    /// - Returns: A token; the observation lasts until you pass it to ``removeObserver(_:)``.
+    public func observeChanges(_ handler: @escaping @Sendable (Set<String>?) -> Void) -> UUID {
+        let token = UUID()
+        lock.withLock { observers[token] = handler }
+        return token
+    }
+
+    /// Ends an observation.
+    public func removeObserver(_ token: UUID) {
+        lock.withLock { observers[token] = nil }
+    }
+
+    func notifyChanges(_ ids: Set<String>?) {
+        let handlers = lock.withLock { Array(observers.values) }
+        for handler in handlers { handler(ids) }
+    }
+
+    func invalidate() {
+        lock.withLock { invalidated = true }
+    }
+
+    /// The descriptor and its layer, if the document can be used.
+    func ready() throws(InstantError) -> (InstantDocumentDescriptor, LocalLayer) {
+        guard let descriptor, lock.withLock({ !invalidated }) else {
+            throw InstantError(
+                .documentInvalidated, "The document is no longer valid (its download failed or its data was removed).")
+        }
+        return (descriptor, try descriptor.downloadedLayer())
+    }
+}
+
+extension InstantError.Code {
+    /// An edit was made on a read-only document.
+    public static let readOnlyDocument = InstantError.Code(rawValue: "readOnlyDocument")
+    /// A record given to the SDK is not valid Instant JSON.
+    public static let invalidRecord = InstantError.Code(rawValue: "invalidRecord")
+}

@@ -1,0 +1,59 @@
+import GRDB
+
+extension LocalStore {
+    /// The store's migrations. Never edit a registered migration: add a new one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    CREATE TABLE pdfs (
+                        document_id TEXT PRIMARY KEY NOT NULL,
+                        file_name TEXT NOT NULL,
+                        byte_size INTEGER NOT NULL
+                    );
+                    CREATE TABLE layers (
+                        document_id TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        user_id TEXT,
+                        jwt TEXT,
+                        default_group TEXT,
+                        group_override TEXT,
+                        revision INTEGER NOT NULL,
+                        next_push_id INTEGER NOT NULL DEFAULT 1,
+                        PRIMARY KEY (document_id, name)
+                    );
+                    CREATE TABLE records (
+                        document_id TEXT NOT NULL,
+                        layer TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        server_revision INTEGER,
+                        server_content BLOB,
+                        server_group TEXT,
+                        created_by TEXT,
+                        updated_by TEXT,
+                        pending INTEGER NOT NULL DEFAULT 0,
+                        local_version INTEGER NOT NULL DEFAULT 0,
+                        local_content BLOB,
+                        local_group TEXT,
+                        PRIMARY KEY (document_id, layer, id),
+                        FOREIGN KEY (document_id, layer) REFERENCES layers(document_id, name) ON DELETE CASCADE
+                    );
+                    CREATE INDEX records_pending ON records(document_id, layer) WHERE pending = 1;
+                    CREATE TABLE pushes (
+                        document_id TEXT NOT NULL,
+                        layer TEXT NOT NULL,
+                        push_id INTEGER NOT NULL,
+                        base_revision INTEGER NOT NULL,
+                        changes BLOB NOT NULL,
+                        PRIMARY KEY (document_id, layer),
+                        FOREIGN KEY (document_id, layer) REFERENCES layers(document_id, name) ON DELETE CASCADE
+                    );
+                    """
+            )
+        }
+        return migrator
+    }
+}

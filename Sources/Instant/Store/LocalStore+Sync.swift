@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import InstantJSON
+
+extension LocalStore {
+    /// The push to send: the one in flight if its answer never arrived (resent unchanged), else a
+    /// new one made of every pending change, or `nil` when there is nothing to push.
+    func nextPush(documentID: String, layer: String) throws(InstantError) -> PendingPush? {
+        try write { db in
+            if let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM pushes WHERE document_id = ? AND layer = ?", arguments: [documentID, layer])
+            {
+                let changes = try JSONValue(parsing: row["changes"] as Data).arrayValue ?? []
+                return PendingPush(
+                    pushID: row["push_id"], baseRevision: row["base_revision"],
+                    changes: changes.compactMap(Self.pushedChange))
+            }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM records WHERE document_id = ? AND layer = ? AND pending = 1 ORDER BY id",
+                arguments: [documentID, layer])
+            guard !rows.isEmpty,
+                let layerRow = try Row.fetchOne(
+                    db, sql: "SELECT * FROM layers WHERE document_id = ? AND name = ?", arguments: [documentID, layer])
+            else { return nil }
+            let changes = rows.map { row in
+                PushedChange(
+                    id: row["id"], kind: row["kind"],
+                    content: (row["local_content"] as Data?).flatMap { try? JSONValue(parsing: $0) },
+                    group: row["local_group"], version: row["local_version"])
+            }
+            let push = PendingPush(
+                pushID: layerRow["next_push_id"], baseRevision: layerRow["revision"], changes: changes)
+            try db.execute(
+                sql: "INSERT INTO pushes (document_id, layer, push_id, base_revision, changes) VALUES (?, ?, ?, ?, ?)",
+                arguments: [
+                    documentID, layer, push.pushID, push.baseRevision,
+                    JSONValue.array(changes.map(Self.storedValue)).serialized(),
+                ])
+            try db.execute(
+                sql: "UPDATE layers SET next_push_id = ? WHERE document_id = ? AND name = ?",
+                arguments: [push.pushID + 1, documentID, layer])
+            return push
+        }
+    }
+
+    /// The layer's revision (the base of a fetch).
+    func revision(documentID: String, layer: String) throws(InstantError) -> Int64 {
+        try self.layer(documentID: documentID, name: layer)?.revision ?? 0
+    }
+
+    /// Applies a sync answer in one transaction: the server's records, the acknowledgement of the
+    /// push in flight (its changes stop being pending unless edited again since), the new revision.
+    /// - Returns: Whether changes the server has not seen remain, and the ids of records whose
+    ///   visible state may have changed.
+    func apply(_ answer: SyncAnswer, push: PendingPush?, documentID: String, layer: String) throws(InstantError)
+        -> (hasLocalChanges: Bool, changedIDs: Set<String>)
+    {
+        try write { db in
+            try Self.requireLayer(db, documentID: documentID, layer: layer)
+            var changed = Set(answer.records.map(\.id))
+            if answer.reset {
+                let listed = Set(answer.records.map(\.id))
+                let known = try String.fetchAll(
+                    db,
+                    sql: "SELECT id FROM records WHERE document_id = ? AND layer = ? AND server_content IS NOT NULL",
+                    arguments: [documentID, layer])
+                for id in known where !listed.contains(id) {
+                    changed.insert(id)
+                    try db.execute(
+                        sql: "DELETE FROM records WHERE document_id = ? AND layer = ? AND id = ? AND pending = 0",
+                        arguments: [documentID, layer, id])
+                    try db.execute(
+                        sql: "UPDATE records SET server_content = NULL WHERE document_id = ? AND layer = ? AND id = ?",
+                        arguments: [documentID, layer, id])
+                }
+            }
+            for record in answer.records {
+                try Self.storeServerVersion(db, record, documentID: documentID, layer: layer)
+            }
+            if let push, let acknowledged = answer.acknowledgedPushID, acknowledged >= push.pushID {
+                for change in push.changes {
+                    changed.insert(change.id)
+                    try db.execute(
+                        sql: """
+                            UPDATE records SET pending = 0, local_content = NULL, local_group = NULL
+                            WHERE document_id = ? AND layer = ? AND id = ? AND local_version = ?
+                            """,
+                        arguments: [documentID, layer, change.id, change.version])
+                    try db.execute(
+                        sql: """
+                            DELETE FROM records WHERE document_id = ? AND layer = ? AND id = ? AND pending = 0
+                            AND server_content IS NULL
+                            """,
+                        arguments: [documentID, layer, change.id])
+                }
+                try db.execute(
+                    sql: "DELETE FROM pushes WHERE document_id = ? AND layer = ?", arguments: [documentID, layer])
+            }
+            try db.execute(
+                sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?",
+                arguments: [answer.revision, documentID, layer])
+            let pending =
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT EXISTS (SELECT 1 FROM records WHERE document_id = ? AND layer = ? AND pending = 1)
+                        OR EXISTS (SELECT 1 FROM pushes WHERE document_id = ? AND layer = ?)
+                        """,
+                    arguments: [documentID, layer, documentID, layer]) ?? false
+            return (pending, changed)
+        }
+    }
+
+    private static func storedValue(_ change: PushedChange) -> JSONValue {
+        var value = change.wireValue
+        if case .object(var object) = value {
+            object["version"] = .integer(change.version)
+            value = .object(object)
+        }
+        return value
+    }
+
+    private static func pushedChange(_ value: JSONValue) -> PushedChange? {
+        guard let id = value["id"]?.stringValue, let kind = value["kind"]?.stringValue,
+            let version = value["version"]?.intValue
+        else { return nil }
+        return PushedChange(
+            id: id, kind: kind, content: value["op"]?.stringValue == "put" ? value["content"] : nil,
+            group: value["group"]?.stringValue, version: Int64(version))
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import InstantJSON
+import InstantServer
+import InstantTesting
+import Testing
+
+@testable import Instant
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real `InstantServer` on loopback over SQLite in a temporary directory, with a document.
+final class LiveServer: @unchecked Sendable {
+    let root: URL
+    let key: TestSigningKey
+    private(set) var server: InstantTestServer
+    let documentID: String
+
+    /// Starts a server and uploads a two-page PDF.
+    init(longPollTimeout: Duration = .seconds(5)) async throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("instant-sdk-\(UUID().uuidString)")
+        key = try await TestSigningKey(.es256)
+        server = try await Self.startServer(root: root, key: key, longPollTimeout: longPollTimeout)
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("api/documents"))
+        request.httpMethod = "POST"
+        request.httpBody = TestPDF.make(pageCount: 2, seed: 7)
+        request.setValue("application/pdf", forHTTPHeaderField: "Content-Type")
+        request.setValue("Token token=\"\(server.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        documentID = try #require(try JSONValue(parsing: data)["data"]?["document_id"]?.stringValue)
+    }
+
+    private static func startServer(root: URL, key: TestSigningKey, longPollTimeout: Duration) async throws
+        -> InstantTestServer
+    {
+        try await InstantTestServer.start(
+            storage: try SQLiteStorage(directory: root.appendingPathComponent("server")),
+            importer: InstantPDFImporter(), jwt: key.jwtConfiguration, apiAuthToken: "api-token",
+            longPollTimeout: longPollTimeout)
+    }
+
+    /// Stops the server (its data stays) and starts it again on a new port.
+    func restart() async throws {
+        await server.stop()
+        server = try await Self.startServer(root: root, key: key, longPollTimeout: .seconds(5))
+    }
+
+    func stop() async { await server.stop() }
+
+    /// A client JWT for the document.
+    func token(
+        layer: String? = nil, user: String? = "alice", permissions: [String] = ["read-document", "write", "download"],
+        defaultGroup: String? = nil, expiresIn: TimeInterval = 3600
+    ) async throws -> String {
+        try await key.token(
+            ClientClaims(
+                documentID: documentID, layer: layer, permissions: permissions, userID: user,
+                defaultGroup: defaultGroup, expiration: Date().addingTimeInterval(expiresIn)))
+    }
+
+    /// A fresh data directory for a client.
+    func clientDirectory(_ name: String) -> URL {
+        root.appendingPathComponent("clients").appendingPathComponent(name)
+    }
+
+    /// The annotations the server has on the default layer, by id.
+    func serverAnnotations() async throws -> [String: JSONValue] {
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("api/documents/\(documentID)/annotations"))
+        request.setValue("Token token=\"\(server.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        let list = try JSONValue(parsing: data)["data"]?["annotations"]?.arrayValue ?? []
+        return Dictionary(
+            uniqueKeysWithValues: list.compactMap { item in
+                item["id"]?.stringValue.map { ($0, item["content"] ?? .null) }
+            })
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: root) }
+}
+
+/// Waits up to `seconds` for `condition`; returns whether it became true.
+func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try condition()
+}
+
+/// A note annotation.
+func note(page: Int = 0, text: String = "note") throws -> Annotation {
+    try Annotation(
+        json: [
+            "v": 2, "type": "pspdfkit/note", "pageIndex": .integer(Int64(page)), "bbox": [10, 20, 30, 40],
+            "text": ["format": "plain", "value": .string(text)], "icon": "comment", "color": "#FFD700",
+            "createdAt": "2026-01-01T00:00:00Z",
+            "updatedAt": "2026-01-01T00:00:00Z",
+        ])
+}
