@@ -34,6 +34,7 @@ let package = Package(
             name: "Instant",
             dependencies: [
                 "InstantJSON",
+                "InstantPDF",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

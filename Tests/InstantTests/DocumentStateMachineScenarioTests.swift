@@ -233,6 +233,33 @@ struct DocumentStateMachineScenarioTests {
         #expect(driver.state == .clean)
     }
 
+    @Test("While listening, a server poke sends pending changes before the automatic delay elapses")
+    func pokeOvertakesTheAutomaticDelay() {
+        var driver = Driver()
+        driver.send(.localDataOpened(hasLocalChanges: false))
+        driver.send(.startListening)
+        driver.send(.responseReceived)
+        driver.send(.responseApplied(hasLocalChanges: false))
+        #expect(driver.send(.localChangeCommitted) == [.scheduleAutomaticSync(after: .seconds(1))])
+        #expect(
+            driver.send(.syncRequested(.serverPoke)) == [.cancelAutomaticSync, .post(.didBeginSyncing), .sendChanges])
+        #expect(driver.state == .sendingChanges)
+        #expect(driver.send(.syncRequested(.localChangesDelayElapsed)).isEmpty, "the cancelled timer is stale")
+    }
+
+    @Test("Network failures keep listening; other failures end it")
+    func listeningAfterFailures() {
+        var driver = Driver()
+        driver.send(.localDataOpened(hasLocalChanges: false))
+        driver.send(.startListening)
+        driver.send(.requestFailed(networkError))
+        #expect(driver.machine.isListening)
+        driver.send(.syncRequested(.retryDelayElapsed))
+        #expect(driver.send(.requestFailed(InstantError(.documentNotFound, "gone"))).first == .stopListening)
+        #expect(!driver.machine.isListening)
+        #expect(driver.send(.syncRequested(.serverPoke)).isEmpty)
+    }
+
     @Test("stopSyncing(false) lets the request finish and ends the cycle, even with changes left")
     func stopAfterCurrentRequest() {
         var driver = Driver()

@@ -114,7 +114,9 @@ public final class InstantDocument: @unchecked Sendable {
                     id: annotation.id ?? "", kind: "annotation", content: value,
                     group: group ?? (isNew ? newRecordGroup : existingGroup))
             case .putRecord(let id, let kind, let content):
-                return .put(id: id, kind: kind, content: content, group: newRecordGroup)
+                let existing = try descriptor.store.record(
+                    documentID: descriptor.identifier, layer: descriptor.layerName, id: id)
+                return .put(id: id, kind: kind, content: content, group: existing?.group ?? newRecordGroup)
             case .delete(let id):
                 return .delete(id: id)
             }

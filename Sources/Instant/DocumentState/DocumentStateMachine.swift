@@ -4,6 +4,14 @@
 /// The machine does no I/O and reads no clock: timers are actions carrying durations, and the
 /// jitter of retry delays comes from the injected random number generator. Feed it every
 /// ``Event`` in the order they happen and perform the returned ``Action``s in order.
+///
+/// Rules beyond the documented transitions:
+/// - A cycle that ends (finished, failed, cancelled, or interrupted by removal or invalidation)
+///   posts exactly one of did finish syncing, did fail syncing, did fail authentication.
+/// - Network failures (``InstantError/isRetryable``) keep the channel for server changes open
+///   and schedule a retry; an authentication failure closes it until reauthentication succeeds;
+///   any other failure closes it for good (`startListeningForServerChanges()` reopens it).
+/// - A server poke during a cycle makes the cycle fetch once more before it ends.
 struct DocumentStateMachine: Sendable {
     /// Where the running sync cycle is.
     enum CyclePhase: Sendable, Hashable {

@@ -1,0 +1,179 @@
+import Foundation
+import InstantJSON
+import InstantServer
+import InstantTesting
+import Testing
+
+@testable import Instant
+
+@Suite("SDK behaviour against a live server")
+struct ClientBehaviourTests {
+    /// Collects notifications of one descriptor.
+    final class NotificationLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var entries: [(name: Notification.Name, onMain: Bool)] = []
+        private var tokens: [any NSObjectProtocol] = []
+
+        init(_ descriptor: InstantDocumentDescriptor, names: [Notification.Name]) {
+            for name in names {
+                tokens.append(
+                    NotificationCenter.default.addObserver(forName: name, object: descriptor, queue: nil) {
+                        [weak self] notification in
+                        let onMain = Thread.isMainThread
+                        self?.lock.withLock {
+                            self?.entries.append((notification.name, onMain))
+                        }
+                    })
+            }
+        }
+
+        deinit { for token in tokens { NotificationCenter.default.removeObserver(token) } }
+
+        var names: [Notification.Name] { lock.withLock { entries.map(\.name) } }
+        var anyOnMainThread: Bool { lock.withLock { entries.contains { $0.onMain } } }
+    }
+
+    static let allNames: [Notification.Name] = [
+        .instantDidFinishDownload, .instantDidFailDownload, .instantDidBeginSyncing,
+        .instantSyncCycleDidChangeState, .instantDidFinishSyncing, .instantDidFailSyncing,
+        .instantDidFailAuthentication, .instantDidFinishReauthentication, .instantDidFailReauthentication,
+    ]
+
+    @Test func notificationsAndProgressOfADownloadAndASyncCycle() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("n"))
+        let jwt = try await server.token()
+        let descriptor = try client.documentDescriptor(forJWT: jwt)
+        let log = NotificationLog(descriptor, names: Self.allNames)
+        try descriptor.download(usingJWT: jwt)
+        let progress = try #require(descriptor.downloadProgress)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        #expect(progress.fractionCompleted == 1)
+        #expect(progress.completedUnitCount > 0)
+        #expect(try await eventually { log.names.contains(.instantDidFinishDownload) })
+
+        try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        try descriptor.editableDocument.add(try note())
+        descriptor.sync()
+        #expect(try await eventually { log.names.contains(.instantDidFinishSyncing) })
+        let names = log.names
+        let begin = try #require(names.firstIndex(of: .instantDidBeginSyncing))
+        let finish = try #require(names.firstIndex(of: .instantDidFinishSyncing))
+        #expect(begin < finish)
+        #expect(names[begin..<finish].contains(.instantSyncCycleDidChangeState))
+        #expect(!log.anyOnMainThread, "notifications are posted off the main thread")
+        await server.stop()
+    }
+
+    @Test func anAuthenticationFailureStopsSyncingUntilReauthentication() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("auth"))
+        // Valid long enough to download; the server refuses it a few seconds later.
+        let shortLived = try await server.token(expiresIn: -3)
+        let descriptor = try client.documentDescriptor(forJWT: shortLived)
+        let log = NotificationLog(descriptor, names: Self.allNames)
+        try descriptor.download(usingJWT: shortLived)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        try await Task.sleep(for: .seconds(3))  // past the server's 5 s leeway for clock skew
+        try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        let added = try descriptor.editableDocument.add(try note(text: "waiting"))
+        descriptor.sync()
+        #expect(try await eventually { log.names.contains(.instantDidFailAuthentication) })
+        #expect(descriptor.documentState == .dirty)
+
+        // No sync until a new token arrives; then the pending edit goes out by itself.
+        descriptor.sync()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await server.serverAnnotations().isEmpty)
+        try descriptor.reauthenticate(withJWT: try await server.token())
+        #expect(try await eventually { log.names.contains(.instantDidFinishReauthentication) })
+        #expect(try await eventually { descriptor.documentState == .clean })
+        #expect(try await server.serverAnnotations()[added.id ?? ""] != nil)
+        await server.stop()
+    }
+
+    @Test func instantJSONRoundTripsThroughTheLayer() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("j"))
+        let jwt = try await server.token()
+        let descriptor = try client.documentDescriptor(forJWT: jwt)
+        try descriptor.download(usingJWT: jwt)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        let document = descriptor.editableDocument
+        let input = InstantDocumentJSON(annotations: [try note(text: "one"), try note(page: 1, text: "two")])
+        try document.applyInstantJSON(input.serialized())
+        #expect(try document.annotations().count == 2)
+        #expect(try document.annotations(onPage: 1).count == 1)
+
+        let output = try InstantDocumentJSON.decode(try document.generateInstantJSON()).document
+        #expect(Set(output.annotations.compactMap { $0["text"]?["value"]?.stringValue }) == ["one", "two"])
+        let single = try #require(output.annotations.first)
+        #expect(try InstantDocument.annotation(fromInstantJSON: InstantDocument.instantJSON(for: single)) == single)
+
+        // Strict by default: one bad record refuses the whole document and writes nothing.
+        let bad = Data(
+            #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"type":"pspdfkit/note"}]}"#.utf8)
+        do {
+            try document.applyInstantJSON(bad)
+            Issue.record("an invalid document must be refused")
+        } catch let error as InstantError {
+            #expect(error.code == .invalidRecord)
+            #expect(error.message.contains("annotations[0]"))
+        }
+        #expect(try document.annotations().count == 2)
+        try document.applyInstantJSON(bad, lenient: true)
+        #expect(try document.annotations().count == 2)
+        await server.stop()
+    }
+
+    @Test func groupsOfNewRecords() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("g"))
+        let jwt = try await server.token(defaultGroup: "team")
+        let descriptor = try client.documentDescriptor(forJWT: jwt)
+        #expect(throws: InstantError.self) { try descriptor.defaultGroup() }
+        try descriptor.download(usingJWT: jwt)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        #expect(try descriptor.defaultGroup() == "team")
+        try descriptor.overrideDefaultGroup("private")
+        #expect(try descriptor.defaultGroup() == "private")
+        try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        let added = try descriptor.editableDocument.add(try note())
+        descriptor.sync()
+        #expect(try await eventually { descriptor.documentState == .clean })
+        let stored = try client.store.record(documentID: server.documentID, layer: "", id: added.id ?? "")
+        #expect(stored?.group == "private")
+        try descriptor.resetDefaultGroup()
+        #expect(try descriptor.defaultGroup() == "team")
+        await server.stop()
+    }
+
+    @Test func removingStorageAndUnreferencedPDFs() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("rm"))
+        let main = try await server.token()
+        let review = try await server.token(layer: "review")
+        let a = try client.documentDescriptor(forJWT: main)
+        let b = try client.documentDescriptor(forJWT: review)
+        try a.download(usingJWT: main)
+        try b.download(usingJWT: review)
+        #expect(try await eventually { a.documentState == .clean && b.documentState == .clean })
+        let pdf = client.store.pdfURL(documentID: server.documentID)
+        try a.removeLocalStorage()
+        try client.removeUnreferencedCacheEntries()
+        #expect(FileManager.default.fileExists(atPath: pdf.path), "the review layer still uses the PDF")
+        #expect(try client.localDocumentDescriptors().map(\.layerName) == ["review"])
+        let document = b.editableDocument
+        try client.removeLocalStorage(forDocumentIdentifier: server.documentID)
+        #expect(!FileManager.default.fileExists(atPath: pdf.path))
+        #expect(b.documentState == .invalid)
+        #expect(!document.isValid)
+        #expect(throws: InstantError.self) { try document.annotations() }
+        await server.stop()
+    }
+}
