@@ -95,25 +95,16 @@ extension InstantAPI {
         _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
         // One consistent read: every record with a revision above 0 is every record.
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
-        let records = changes.records.filter { !$0.isDeleted }.map { Self.syncRecordJSON(visibleTo: token, $0) }
-            .filter { $0["deleted"] == nil }
-        return Self.respond(["revision": .integer(changes.revision), "records": .array(records)])
-    }
-
-    /// The sync shape of a record: metadata plus its Instant JSON content.
-    static func syncRecordJSON(_ record: StoredRecord) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "id": .string(record.id),
-            "kind": .string(record.kind.rawValue),
-            "revision": .integer(record.revision),
-            "content": record.isDeleted ? .null : ((try? JSONValue.parse(record.content)) ?? .null),
-            "group": .optional(record.group),
-            "createdBy": .optional(record.createdBy),
-            "updatedBy": .optional(record.updatedBy),
-        ]
-        if record.isDeleted { object["deleted"] = true }
-        if let objectID = record.pdfObjectID { object["pdfObjectId"] = .integer(Int64(objectID)) }
-        return .object(object)
+        let records = changes.records.map { Self.visible($0, to: token) }.filter { !$0.isDeleted }
+        var body = ByteBuffer()
+        body.writeString(#"{"revision":\#(changes.revision),"records":["#)
+        for (index, record) in records.enumerated() {
+            if index > 0 { body.writeInteger(UInt8(ascii: ",")) }
+            record.writeSyncJSON(into: &body)
+        }
+        body.writeString("]}")
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
     }
 
     /// `POST /api/revoke` with `{"jwts": [...]}` and/or `{"jtis": [...]}`: every token with one of

@@ -147,7 +147,7 @@ extension InstantAPI {
             }
             group.addTask {
                 var seen = since
-                var sentMembers: [LayerEvents.Member]? = nil
+                var sentMembersVersion: Int? = nil
                 func send(_ message: JSONValue) async throws {
                     try await outbound.writeTextMessage(message.serializedString())
                 }
@@ -157,8 +157,8 @@ extension InstantAPI {
                         seen = revision
                         try await send(["revision": .integer(revision)])
                     }
-                    if state.members != sentMembers {
-                        sentMembers = state.members
+                    if state.membersVersion != sentMembersVersion {
+                        sentMembersVersion = state.membersVersion
                         try await send([
                             "presence": .array(
                                 state.members.map {

@@ -38,6 +38,8 @@ public actor LayerEvents {
         public var revision: Int64?
         /// The clients listening on the layer, by client id.
         public var members: [Member]
+        /// Goes up whenever ``members`` changes, so listeners compare one number, not the list.
+        public var membersVersion: Int
         /// Whether the listener's token was revoked.
         public var isRevoked: Bool
     }
@@ -53,6 +55,8 @@ public actor LayerEvents {
     private var revisions: [Layer: Int64] = [:]
     private var listeners: [UUID: Listener] = [:]
     private var listenersByLayer: [Layer: Set<UUID>] = [:]
+    /// The presence list of each layer, computed when it changes (not on every wake-up).
+    private var presence: [Layer: (version: Int, members: [Member])] = [:]
 
     public init() {}
 
@@ -93,7 +97,7 @@ public actor LayerEvents {
         let id = UUID()
         listeners[id] = Listener(layer: layer, member: member, tokenID: tokenID, wake: continuation)
         listenersByLayer[layer, default: []].insert(id)
-        if member != nil { wakeAll(on: layer) }
+        if member != nil { membersChanged(on: layer) }
         return (id, stream)
     }
 
@@ -102,15 +106,20 @@ public actor LayerEvents {
         guard let listener = listeners.removeValue(forKey: id) else { return }
         listener.wake.finish()
         listenersByLayer[listener.layer]?.remove(id)
-        if listenersByLayer[listener.layer]?.isEmpty == true { listenersByLayer[listener.layer] = nil }
-        if listener.member != nil { wakeAll(on: listener.layer) }
+        if listenersByLayer[listener.layer]?.isEmpty == true {
+            listenersByLayer[listener.layer] = nil
+            presence[listener.layer] = nil
+        }
+        if listener.member != nil { membersChanged(on: listener.layer) }
     }
 
     /// What a listener should know now.
     public func state(of layer: Layer, listener id: UUID) -> State {
-        State(
+        let current = presence[layer]
+        return State(
             revision: revisions[layer],
-            members: members(of: layer),
+            members: current?.members ?? [],
+            membersVersion: current?.version ?? 0,
             isRevoked: listeners[id]?.isRevoked ?? false
         )
     }
@@ -118,11 +127,15 @@ public actor LayerEvents {
     /// The number of listeners on all layers.
     public var listenerCount: Int { listeners.count }
 
-    private func members(of layer: Layer) -> [Member] {
+    private func membersChanged(on layer: Layer) {
         var seen: Set<Member> = []
-        return (listenersByLayer[layer] ?? []).compactMap { listeners[$0]?.member }
+        let members = (listenersByLayer[layer] ?? []).compactMap { listeners[$0]?.member }
             .filter { seen.insert($0).inserted }
             .sorted { ($0.clientID, $0.userID ?? "") < ($1.clientID, $1.userID ?? "") }
+        if members != presence[layer]?.members {
+            presence[layer] = ((presence[layer]?.version ?? 0) + 1, members)
+        }
+        wakeAll(on: layer)
     }
 
     private func wakeAll(on layer: Layer) {

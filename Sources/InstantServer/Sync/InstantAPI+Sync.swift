@@ -65,41 +65,43 @@ extension InstantAPI {
             lastPush = try await storage.lastPushID(
                 documentID: documentID, layer: layer, clientID: syncRequest.clientID)
         }
-        return Self.respond([
-            "revision": .integer(changes.revision),
-            "reset": .bool(reset),
-            "pushId": lastPush.map(JSONValue.integer) ?? .null,
-            "records": .array(records.map { Self.syncRecordJSON(visibleTo: token, $0) }),
-            "rejected": .array(
-                rejections.map { rejection in
-                    [
-                        "id": .string(rejection.id),
-                        "kind": .string(rejection.kind.rawValue),
-                        "code": .string(rejection.code.rawValue),
-                        "reason": .string(rejection.reason),
-                    ]
-                }
-            ),
-        ])
+        let rejected = JSONValue.array(
+            rejections.map { rejection in
+                [
+                    "id": .string(rejection.id),
+                    "kind": .string(rejection.kind.rawValue),
+                    "code": .string(rejection.code.rawValue),
+                    "reason": .string(rejection.reason),
+                ]
+            }
+        )
+        // Written by hand so that stored contents go out as they are, without being parsed and
+        // serialized again: answers can carry thousands of records.
+        var body = ByteBuffer()
+        body.writeString(#"{"revision":\#(changes.revision),"reset":\#(reset),"pushId":"#)
+        body.writeString(lastPush.map(String.init) ?? "null")
+        body.writeString(#","rejected":"#)
+        body.writeBytes(rejected.serialized())
+        body.writeString(#","records":["#)
+        for (index, record) in records.enumerated() {
+            if index > 0 { body.writeInteger(UInt8(ascii: ",")) }
+            Self.visible(record, to: token).writeSyncJSON(into: &body)
+        }
+        body.writeString("]}")
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
     }
 
     /// A record as the token's user may see it: in full, or as a tombstone when the collaboration
     /// permissions do not let the user view it.
-    static func syncRecordJSON(visibleTo token: ClientToken, _ record: StoredRecord) -> JSONValue {
+    static func visible(_ record: StoredRecord, to token: ClientToken) -> StoredRecord {
         guard !record.isDeleted, let permissions = token.collaborationPermissions,
             let content = SyncPlanner.content(of: record.kind),
             !permissions.allows(
                 .view, content, .init(createdBy: record.createdBy, group: record.group), user: token.userID)
-        else { return syncRecordJSON(record) }
-        return syncRecordJSON(
-            StoredRecord(
-                id: record.id,
-                kind: record.kind,
-                revision: record.revision,
-                isDeleted: true,
-                content: Data(),
-                updatedAt: record.updatedAt
-            )
-        )
+        else { return record }
+        return StoredRecord(
+            id: record.id, kind: record.kind, revision: record.revision, isDeleted: true, content: Data(),
+            updatedAt: record.updatedAt)
     }
 }

@@ -118,8 +118,31 @@ struct BenchAPI: Sendable {
             contentType: "application/json")
     }
 
+    /// One sync request whose answer is read only for its revision: the writers of the throughput
+    /// benchmark leave the answers' records aside, so that the figure is the server's work.
+    func syncRevision(document: String, token: String, body: JSONValue) async throws -> Int64 {
+        let bytes = try await sendRaw(
+            .POST, "/i/d/\(document)/sync", body: body.serialized(), authorization: "Token token=\"\(token)\"",
+            contentType: "application/json")
+        let prefix = Array(#"{"revision":"#.utf8)
+        let head = bytes.getBytes(at: bytes.readerIndex, length: min(bytes.readableBytes, 64)) ?? []
+        guard head.starts(with: prefix),
+            let value = Int64(String(decoding: head.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ",") }, as: UTF8.self))
+        else { throw BenchmarkError("A sync answer does not start with its revision.") }
+        return value
+    }
+
     func send(_ method: HTTPMethod, _ path: String, body: Data, authorization: String, contentType: String)
         async throws -> JSONValue
+    {
+        try JSONValue(
+            parsing: Data(
+                buffer: try await sendRaw(
+                    method, path, body: body, authorization: authorization, contentType: contentType)))
+    }
+
+    func sendRaw(_ method: HTTPMethod, _ path: String, body: Data, authorization: String, contentType: String)
+        async throws -> ByteBuffer
     {
         var request = HTTPClientRequest(url: server.baseURL.absoluteString + path)
         request.method = method
@@ -131,7 +154,7 @@ struct BenchAPI: Sendable {
         guard response.status == .ok else {
             throw BenchmarkError("\(method) \(path): \(response.status) \(String(buffer: bytes))")
         }
-        return try JSONValue(parsing: Data(buffer: bytes))
+        return bytes
     }
 }
 

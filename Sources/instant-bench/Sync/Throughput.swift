@@ -21,10 +21,9 @@ enum Throughput {
                     var base: Int64 = 0
                     for push in 0..<pushesPerWriter {
                         let ids = (0..<changesPerPush).map { "w\(writer)-\(push)-\($0)" }
-                        let reply = try await api.sync(
+                        base = try await api.syncRevision(
                             document: document, token: token,
                             body: notePush(client: "w\(writer)", pushID: Int64(push + 2), base: base, ids: ids))
-                        base = reply["revision"]?.intValue.map(Int64.init) ?? base
                     }
                 }
             }
