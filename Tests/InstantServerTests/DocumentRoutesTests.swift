@@ -174,8 +174,7 @@ struct DocumentRoutesTests {
             #expect(unsatisfiable.status == .rangeNotSatisfiable)
             #expect(unsatisfiable.headers[.contentRange] == "bytes */\(pdf.count)")
 
-            #expect(
-                try await client.request(.get, "/api/documents/\(id)/layers/none/pdf?source=true").status == .notFound)
+            #expect(try await client.request(.get, "/api/documents/\(id)/layers/none/pdf?source=true").body == pdf)
             _ = try await client.json(.post, "/api/documents/\(id)/layers", ["name": "l1"])
             #expect(try await client.request(.get, "/api/documents/\(id)/layers/l1/pdf?source=true").body == pdf)
 

@@ -26,7 +26,9 @@ struct OpenAPIDocumentTests {
             for line in lines[(start + 1)...] {
                 if !line.isEmpty, indent(line) < 4 { break }
                 if indent(line) == 4 { current = key(line) }
-                if indent(line) == 6, methods.contains(key(line)), let current { items[current, default: []].append(key(line)) }
+                if indent(line) == 6, methods.contains(key(line)), let current {
+                    items[current, default: []].append(key(line))
+                }
             }
         }
         var result: [(String, String)] = []

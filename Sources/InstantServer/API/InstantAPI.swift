@@ -45,12 +45,14 @@ struct InstantAPI: Sendable {
         return document
     }
 
-    /// The layer, or 404 (for the document or the layer).
+    /// The layer (a named layer never used before starts as a copy of the base records), or 404
+    /// for an unknown document.
     @discardableResult
     func requireLayer(documentID: String, name: String) async throws -> StoredLayer {
         if let layer = try await storage.layer(documentID: documentID, name: name) { return layer }
         _ = try await requireDocument(documentID)
-        throw APIError.notFound("The document '\(documentID)' has no layer named '\(name)'.")
+        // A named layer mirrors the base records until it is written; it is created on first use.
+        return try await storage.layerCreatingIfNeeded(documentID: documentID, name: name)
     }
 
     /// The whole request body, refused with 413 above the configured limit.

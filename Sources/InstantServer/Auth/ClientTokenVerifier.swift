@@ -170,8 +170,14 @@ public struct ClientClaims: JWTPayload {
         self.defaultGroup = defaultGroup
         self.creatorName = creatorName
         self.collaborationPermissions = collaborationPermissions
-        self.exp = expiration.map(ExpirationClaim.init(value:))
-        self.nbf = notBefore.map(NotBeforeClaim.init(value:))
+        // Whole seconds, as JWT libraries everywhere expect (`NumericDate` may be fractional, but
+        // many verifiers reject it).
+        self.exp = expiration.map {
+            ExpirationClaim(value: Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)))
+        }
+        self.nbf = notBefore.map {
+            NotBeforeClaim(value: Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)))
+        }
         self.jti = tokenID.map(IDClaim.init(value:))
     }
 
