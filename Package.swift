@@ -115,7 +115,13 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "InstantTests", dependencies: ["Instant", "InstantJSON", "InstantServer", "InstantTesting"]),
+        .testTarget(
+            name: "InstantTests",
+            dependencies: [
+                "Instant", "InstantJSON", "InstantServer", "InstantTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(
             name: "InstantJSONTests",
             dependencies: [

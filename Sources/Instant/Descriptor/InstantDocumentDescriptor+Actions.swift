@@ -50,11 +50,8 @@ extension InstantDocumentDescriptor {
                 listenTask?.cancel()
                 listenTask = nil
             }
-        case .performMigration(let migration):
-            // This version of the store has one schema; nothing reaches a migration yet.
-            deliver(
-                .migrationFailed(
-                    migration, InstantError(.contentMigrationFailed, "This store needs no migration.")))
+        case .performMigration(.content): migrateContent()
+        case .performMigration(.databaseReset): resetForDatabaseMigration()
         case .invalidateDocuments:
             for document in documents { document.invalidate() }
         case .post(let notification): post(notification)
@@ -119,6 +116,62 @@ extension InstantDocumentDescriptor {
             }
         }
         lock.withLock { if downloadGeneration == generation { downloadTask = task } }
+    }
+
+    // MARK: Migrations
+
+    private func migrateContent() {
+        let progress = lock.withLock { _migrationProgress } ?? Progress(totalUnitCount: -1)
+        let documentID = identifier
+        let layer = layerName
+        Task { [weak self] in
+            guard let self else { return }
+            do {
+                let hasLocalChanges = try store.migrateContent(documentID: documentID, layer: layer) { done, total in
+                    progress.totalUnitCount = Int64(total)
+                    progress.completedUnitCount = Int64(done)
+                }
+                progress.totalUnitCount = max(progress.totalUnitCount, 1)
+                progress.completedUnitCount = progress.totalUnitCount
+                lock.withLock { _migrationProgress = nil }
+                deliver(.migrationFinished(.content, hasLocalChanges: hasLocalChanges))
+                for document in documents { document.notifyChanges(nil) }
+            } catch {
+                lock.withLock { _migrationProgress = nil }
+                deliver(.migrationFailed(.content, InstantError(.contentMigrationFailed, "\(error)")))
+            }
+        }
+    }
+
+    /// Pushes the layer's pending changes, then fetches all its records again.
+    private func resetForDatabaseMigration() {
+        let documentID = identifier
+        let layer = layerName
+        Task { [weak self] in
+            guard let self else { return }
+            do {
+                guard let jwt = lock.withLock({ self.jwt }) else {
+                    throw InstantError(.authenticationFailed, "No JWT for this layer; call reauthenticate(withJWT:).")
+                }
+                while let push = try store.nextPush(documentID: documentID, layer: layer) {
+                    let body: JSONValue = [
+                        "clientId": .string(store.clientID), "baseRevision": .integer(push.baseRevision),
+                        "pushId": .integer(push.pushID), "changes": .array(push.changes.map(\.wireValue)),
+                    ]
+                    let answer = try await transport.sync(documentID: documentID, layer: layer, jwt: jwt, body: body)
+                    _ = try store.apply(answer, push: push, documentID: documentID, layer: layer)
+                }
+                let snapshot = try await transport.snapshot(documentID: documentID, layer: layer, jwt: jwt)
+                try store.replaceRecords(
+                    documentID: documentID, layer: layer, revision: snapshot.revision, records: snapshot.records)
+                deliver(.migrationFinished(.databaseReset, hasLocalChanges: false))
+                for document in documents { document.notifyChanges(nil) }
+            } catch let error as InstantError {
+                deliver(.migrationFailed(.databaseReset, error))
+            } catch {
+                deliver(.migrationFailed(.databaseReset, InstantError(.storageFailed, "\(error)")))
+            }
+        }
     }
 
     // MARK: Sync requests

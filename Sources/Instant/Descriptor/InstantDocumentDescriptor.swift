@@ -20,6 +20,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     var jwt: String?
     var _userID: String?
     var _downloadProgress: Progress?
+    var _migrationProgress: Progress?
     var downloadGeneration = 0
     var requestGeneration = 0
     var downloadTask: Task<Void, Never>?
@@ -264,7 +265,36 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
             _userID = layer.userID
             jwt = layer.jwt
         }
-        let pending = (try? store.hasPendingChanges(documentID: identifier, layer: layerName)) ?? false
-        deliver(.localDataOpened(hasLocalChanges: pending))
+        if layer.needsRefetch {
+            deliver(.migrationNeeded(.databaseReset))
+        } else if layer.contentVersion < LocalStore.contentVersion {
+            deliver(.migrationNeeded(.content))
+        } else {
+            let pending = (try? store.hasPendingChanges(documentID: identifier, layer: layerName)) ?? false
+            deliver(.localDataOpened(hasLocalChanges: pending))
+        }
+    }
+
+    // MARK: Migration
+
+    /// Rewrites local data written by an older version of the SDK (state
+    /// ``InstantDocumentState/needsContentMigration``); the state is
+    /// ``InstantDocumentState/migratingContent`` meanwhile.
+    /// - Returns: The migration's progress.
+    /// - Throws: ``InstantError/Code/performingContentMigration`` if one is running,
+    ///   ``InstantError/Code/migrationNotNeeded`` if the data is current.
+    public func attemptContentMigration() throws -> Progress {
+        let progress = Progress(totalUnitCount: -1)
+        let previous = lock.withLock {
+            defer { _migrationProgress = progress }
+            return _migrationProgress
+        }
+        do {
+            try handle(.migrationStarted(.content))
+        } catch {
+            lock.withLock { _migrationProgress = previous }
+            throw error
+        }
+        return progress
     }
 }

@@ -12,6 +12,10 @@ struct LocalLayer: Sendable, Hashable {
     var defaultGroup: String?
     var groupOverride: String?
     var revision: Int64
+    /// The format version of the stored Instant JSON (``LocalStore/contentVersion`` is current).
+    var contentVersion: Int
+    /// Whether the records must be fetched again (they predate collaboration permissions).
+    var needsRefetch: Bool
 
     init(row: Row) {
         documentID = row["document_id"]
@@ -21,6 +25,8 @@ struct LocalLayer: Sendable, Hashable {
         defaultGroup = row["default_group"]
         groupOverride = row["group_override"]
         revision = row["revision"]
+        contentVersion = row["content_version"]
+        needsRefetch = row["needs_refetch"]
     }
 }
 
@@ -96,10 +102,10 @@ extension LocalStore {
                 sql: "DELETE FROM layers WHERE document_id = ? AND name = ?", arguments: [documentID, name])
             try db.execute(
                 sql: """
-                    INSERT INTO layers (document_id, name, user_id, jwt, default_group, revision)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO layers (document_id, name, user_id, jwt, default_group, revision, content_version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [documentID, name, userID, jwt, defaultGroup, revision])
+                arguments: [documentID, name, userID, jwt, defaultGroup, revision, Self.contentVersion])
             for record in records where record.content != nil {
                 try Self.storeServerVersion(db, record, documentID: documentID, layer: name)
             }

@@ -57,9 +57,13 @@ extension LocalStore {
     static func visible(_ row: Row) -> LocalRecord? {
         let pending: Bool = row["pending"]
         let data: Data? = pending ? row["local_content"] : row["server_content"]
-        guard let data, let content = try? JSONValue(parsing: data) else { return nil }
+        guard let data, case .object(var object)? = try? JSONValue(parsing: data) else { return nil }
+        // The record id is the record's identity, whether or not its content repeats it.
+        let id: String = row["id"]
+        object["id"] = .string(id)
+        let content = JSONValue.object(object)
         return LocalRecord(
-            id: row["id"], kind: row["kind"], content: content,
+            id: id, kind: row["kind"], content: content,
             group: pending ? row["local_group"] : row["server_group"], createdBy: row["created_by"],
             isPending: pending)
     }

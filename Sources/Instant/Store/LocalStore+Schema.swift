@@ -54,6 +54,17 @@ extension LocalStore {
                     """
             )
         }
+        migrator.registerMigration("v2-content-versions") { db in
+            // Layers written before this migration hold records whose Instant JSON may be of format
+            // version 1 (content version 1); `needs_refetch` marks layers whose records lack the
+            // permission metadata (group, creator) of collaboration permissions.
+            try db.execute(
+                sql: """
+                    ALTER TABLE layers ADD COLUMN content_version INTEGER NOT NULL DEFAULT 1;
+                    ALTER TABLE layers ADD COLUMN needs_refetch INTEGER NOT NULL DEFAULT 0;
+                    """
+            )
+        }
         return migrator
     }
 }
