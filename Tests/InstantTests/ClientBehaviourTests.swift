@@ -177,3 +177,68 @@ struct ClientBehaviourTests {
         await server.stop()
     }
 }
+
+@Suite("SDK edge cases against a live server")
+struct ClientEdgeCaseTests {
+    @Test func cancellingTheDownloadLeavesNothingUsable() async throws {
+        let server = try await LiveServer(pageCount: 4000)
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("c"))
+        let jwt = try await server.token()
+        let descriptor = try client.documentDescriptor(forJWT: jwt)
+        let document = descriptor.editableDocument
+        let failed = Counter()
+        let observer = NotificationCenter.default.addObserver(
+            forName: .instantDidFailDownload, object: descriptor, queue: nil
+        ) { _ in failed.increment() }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try descriptor.download(usingJWT: jwt)
+        let progress = try #require(descriptor.downloadProgress)
+        progress.cancel()
+        #expect(try await eventually { failed.value == 1 })
+        #expect(descriptor.documentState == .unknown)
+        #expect(!descriptor.isDownloaded)
+        #expect(!document.isValid)
+        #expect(descriptor.downloadProgress == nil)
+        // A new download works afterwards.
+        try descriptor.download(usingJWT: jwt)
+        #expect(try await eventually(30) { descriptor.documentState == .clean })
+        #expect(try descriptor.editableDocument.annotations().isEmpty)
+        await server.stop()
+    }
+
+    @Test func aRejectedUpdateRevertsToTheServersVersion() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let alice = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("a"))
+        let bob = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("b"))
+        let aliceJWT = try await server.token()
+        let bobJWT = try await server.key.token(
+            ClientClaims(
+                documentID: server.documentID, permissions: ["read-document", "write"], userID: "bob",
+                collaborationPermissions: ["annotations:view:all", "annotations:edit:self"],
+                expiration: Date().addingTimeInterval(600)))
+        let a = try alice.documentDescriptor(forJWT: aliceJWT)
+        try a.download(usingJWT: aliceJWT)
+        #expect(try await eventually { a.documentState == .clean })
+        try a.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        let original = try a.editableDocument.add(try note(text: "alice's"))
+        a.sync()
+        #expect(try await eventually { a.documentState == .clean })
+
+        let b = try bob.documentDescriptor(forJWT: bobJWT)
+        try b.download(usingJWT: bobJWT)
+        #expect(try await eventually { b.documentState == .clean })
+        try b.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        var edited = try #require(try b.editableDocument.annotation(withIdentifier: original.id ?? ""))
+        edited["text"] = ["format": "plain", "value": "bob's"]
+        try b.editableDocument.update(edited)
+        #expect(try b.editableDocument.annotations().first?["text"]?["value"]?.stringValue == "bob's")
+        b.sync()
+        #expect(try await eventually { b.documentState == .clean })
+        #expect(
+            try b.editableDocument.annotations().first?["text"]?["value"]?.stringValue == "alice's",
+            "Bob may not edit Alice's annotation: his edit is undone")
+        await server.stop()
+    }
+}

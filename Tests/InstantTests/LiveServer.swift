@@ -17,14 +17,14 @@ final class LiveServer: @unchecked Sendable {
     private(set) var server: InstantTestServer
     let documentID: String
 
-    /// Starts a server and uploads a two-page PDF.
-    init(longPollTimeout: Duration = .seconds(5)) async throws {
+    /// Starts a server and uploads a PDF (two pages unless told otherwise).
+    init(longPollTimeout: Duration = .seconds(5), pageCount: Int = 2) async throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("instant-sdk-\(UUID().uuidString)")
         key = try await TestSigningKey(.es256)
         server = try await Self.startServer(root: root, key: key, longPollTimeout: longPollTimeout)
         var request = URLRequest(url: server.baseURL.appendingPathComponent("api/documents"))
         request.httpMethod = "POST"
-        request.httpBody = TestPDF.make(pageCount: 2, seed: 7)
+        request.httpBody = TestPDF.make(pageCount: pageCount, seed: 7)
         request.setValue("application/pdf", forHTTPHeaderField: "Content-Type")
         request.setValue("Token token=\"\(server.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
         let (data, _) = try await URLSession.shared.data(for: request)

@@ -132,11 +132,12 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
 
     // MARK: Documents
 
-    /// The one editable document of this layer (the same instance every time). It can be had
-    /// before the download finishes; reading and editing fail until it has.
+    /// The one editable document of this layer (the same instance every time, until it becomes
+    /// invalid; then a new one). It can be had before the download finishes; reading and editing
+    /// fail until it has.
     public var editableDocument: InstantDocument {
         lock.withLock {
-            if let existing = _editableDocument { return existing }
+            if let existing = _editableDocument, existing.isValid { return existing }
             let document = InstantDocument(descriptor: self, isEditable: true)
             _editableDocument = document
             return document
