@@ -10,6 +10,9 @@ public struct ClientTokenVerifier: Sendable {
     let storage: any InstantStorage
     /// How much clock difference is tolerated for `exp` and `nbf`, in seconds.
     let leeway: TimeInterval = 5
+    /// Tokens whose signature and claims were checked already: a client sends the same token with
+    /// every request, and checking a signature costs more than the rest of a small sync.
+    let verified = VerifiedTokens()
 
     /// Creates a verifier for the configured key.
     /// - Throws: ``ClientTokenError`` with ``ClientTokenError/Code/invalidConfiguration`` when the key
@@ -50,6 +53,21 @@ public struct ClientTokenVerifier: Sendable {
     /// Verifies a token and returns its claims.
     /// - Throws: ``ClientTokenError`` saying which check failed.
     public func verify(_ token: String, now: Date = Date()) async throws -> ClientToken {
+        if let known = verified[token] {
+            if known.expiresAt.addingTimeInterval(leeway) < now {
+                throw ClientTokenError(.expired, "The token expired at \(known.expiresAt).")
+            }
+            if let jti = known.tokenID, try await storage.isTokenRevoked(id: jti) {
+                throw ClientTokenError(.revoked, "The token '\(jti)' was revoked.")
+            }
+            return known
+        }
+        let checked = try await verifySignatureAndClaims(token, now: now)
+        verified[token] = checked
+        return checked
+    }
+
+    private func verifySignatureAndClaims(_ token: String, now: Date) async throws -> ClientToken {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Self.base64URLDecode(parts[0]),
             let header = try? JSONValue.parse(headerData), let alg = header["alg"]?.stringValue
@@ -236,6 +254,24 @@ public struct ClientTokenError: Error, Sendable, CustomStringConvertible {
         switch code {
         case .wrongDocument, .wrongLayer, .permissionDenied: 403
         default: 401
+        }
+    }
+}
+
+/// A bounded memory of verified tokens (by their text).
+final class VerifiedTokens: @unchecked Sendable {
+    private let lock = NSLock()
+    private var tokens: [String: ClientToken] = [:]
+    /// Past this many tokens the memory starts afresh.
+    static let capacity = 10_000
+
+    subscript(token: String) -> ClientToken? {
+        get { lock.withLock { tokens[token] } }
+        set {
+            lock.withLock {
+                if tokens.count >= Self.capacity { tokens.removeAll(keepingCapacity: true) }
+                tokens[token] = newValue
+            }
         }
     }
 }

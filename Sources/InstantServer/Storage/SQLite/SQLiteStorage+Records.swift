@@ -109,9 +109,10 @@ extension SQLiteStorage {
     }
 
     static func lastPushID(_ db: Database, documentID: String, layer: String, clientID: String) throws -> Int64? {
+        // Cached statements: these run for every change of every push.
         try Int64.fetchOne(
-            db,
-            sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?",
+            db.cachedStatement(
+                sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?"),
             arguments: [documentID, layer, clientID]
         )
     }
@@ -236,19 +237,19 @@ extension SQLiteStorage {
 
     static func fetchRecord(_ db: Database, documentID: String, layer: String, id: String) throws -> StoredRecord? {
         try Row.fetchOne(
-            db,
-            sql: "SELECT * FROM records WHERE document_id = ? AND layer = ? AND id = ?",
+            db.cachedStatement(sql: "SELECT * FROM records WHERE document_id = ? AND layer = ? AND id = ?"),
             arguments: [documentID, layer, id]
         ).map(record(from:))
     }
 
     static func upsert(_ db: Database, _ record: StoredRecord, documentID: String, layer: String) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
                     updated_by, pdf_object_id, content, updated_at, thread_root)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """
+        ).execute(
             arguments: [
                 documentID, layer, record.id, record.kind.rawValue, record.revision, record.isDeleted, record.group,
                 record.createdBy, record.updatedBy, record.pdfObjectID, record.content,
