@@ -88,6 +88,7 @@ let package = Package(
         .executableTarget(
             name: "instant",
             dependencies: [
+                "Instant",
                 "InstantJSON",
                 "InstantPDF",
                 "InstantServer",

@@ -47,7 +47,8 @@ struct UploadCommand: AsyncParsableCommand {
             "POST",
             "api/documents",
             contentType: "multipart/form-data; boundary=\(boundary)",
-            body: body
+            body: body,
+            progress: ProgressBar(title: "Uploading \(url.lastPathComponent)")
         )
         try writeOutput(answer, to: nil)
     }

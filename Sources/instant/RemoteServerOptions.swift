@@ -37,11 +37,13 @@ struct RemoteServerOptions: ParsableArguments {
     }
 
     /// Sends a request and returns the body, or throws the server's reason.
+    /// - Parameter progress: Shown for bodies of a megabyte or more (on standard error).
     func send(
         _ method: String,
         _ path: String,
         contentType: String? = nil,
-        body: Data? = nil
+        body: Data? = nil,
+        progress: ProgressBar? = nil
     ) async throws -> Data {
         var base = try baseURL().absoluteString
         while base.hasSuffix("/") { base.removeLast() }
@@ -50,8 +52,19 @@ struct RemoteServerOptions: ParsableArguments {
         request.httpMethod = method
         request.setValue("Token token=\"\(try token())\"", forHTTPHeaderField: "Authorization")
         if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        request.httpBody = body
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let data: Data
+        let response: URLResponse
+        if let body, let progress, body.count >= 1_000_000 {
+            let delegate = UploadProgressDelegate { sent, total in progress.update(done: sent, total: total) }
+            let session = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
+            defer { session.finishTasksAndInvalidate() }
+            (data, response) = try await session.upload(for: request, from: body)
+            progress.update(done: Int64(body.count), total: Int64(body.count))
+            progress.finish()
+        } else {
+            request.httpBody = body
+            (data, response) = try await URLSession.shared.data(for: request)
+        }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
             let reason =

@@ -113,6 +113,42 @@ struct ServeProcessTests {
         #expect(second.terminationStatus == 0)
     }
 
+    @Test func syncCommandDownloadsALayerAndCatchesUpLater() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await Self.storeDocument(in: directory.url)
+        let (process, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let (tokenStatus, tokenOutput) = try Self.run([
+            "token", "--document", "doc", "--user", "cli", "--data-dir", directory.url.path,
+        ])
+        #expect(tokenStatus == 0)
+        let jwt = try #require(tokenOutput.split(separator: "\n").last.map(String.init))
+        let clientDirectory = directory.url.appendingPathComponent("client").path
+        let arguments = ["sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once"]
+
+        let (firstStatus, firstOutput) = try Self.run(arguments)
+        #expect(firstStatus == 0, "\(firstOutput)")
+        #expect(firstOutput.contains("downloaded: clean"))
+        #expect(firstOutput.contains("0 annotations"))
+
+        let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
+        let status = try await Self.post(
+            baseURL.appendingPathComponent("api/documents/doc/annotations"), token: credentials.apiAuthToken,
+            json: #"{"id":"n1","content":{"v":2,"type":"pspdfkit/note","pageIndex":0,"bbox":[0,0,1,1]}}"#)
+        #expect(status == 200)
+        let (secondStatus, secondOutput) = try Self.run(arguments)
+        #expect(secondStatus == 0, "\(secondOutput)")
+        #expect(secondOutput.contains("sync finished: clean, 1 annotations"), "\(secondOutput)")
+
+        let (badStatus, badOutput) = try Self.run(["sync", "--jwt", "garbage", "--dir", clientDirectory, "--once"])
+        #expect(badStatus != 0)
+        #expect(badOutput.contains("invalidJWT") || badOutput.contains("JWT"), "\(badOutput)")
+    }
+
     /// Runs `instant` with arguments and returns its exit status and standard output.
     static func run(_ arguments: [String]) throws -> (Int32, String) {
         let process = Process()

@@ -242,3 +242,53 @@ struct ClientEdgeCaseTests {
         await server.stop()
     }
 }
+
+@Suite("SDK user identity")
+struct ClientUserTests {
+    @Test func theUserIDMayChangeOnceFromNilAndThenNever() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("u"))
+        let anonymous = try await server.token(user: nil)
+        let descriptor = try client.documentDescriptor(forJWT: anonymous)
+        try descriptor.download(usingJWT: anonymous)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        #expect(descriptor.userID == nil)
+
+        let finished = Counter()
+        let observer = NotificationCenter.default.addObserver(
+            forName: .instantDidFinishReauthentication, object: descriptor, queue: nil
+        ) { _ in finished.increment() }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try descriptor.reauthenticate(withJWT: try await server.token(user: "alice"))
+        #expect(try await eventually { finished.value == 1 })
+        #expect(descriptor.userID == "alice")
+
+        for other in [try await server.token(user: "bob"), try await server.token(user: nil)] {
+            do {
+                try descriptor.reauthenticate(withJWT: other)
+                Issue.record("the data belongs to alice now")
+            } catch let error as InstantError {
+                #expect(error.code == .userIDMismatch)
+            }
+        }
+        // The identity is kept with the data: a new client on the same directory knows it.
+        let reopened = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("u"))
+        #expect(try reopened.localDocumentDescriptors().first?.userID == "alice")
+        await server.stop()
+    }
+
+    @Test func layersShareOnePDFFile() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("s"))
+        let tokens = [try await server.token(), try await server.token(layer: "a"), try await server.token(layer: "b")]
+        let descriptors = try tokens.map(client.documentDescriptor(forJWT:))
+        for (descriptor, token) in zip(descriptors, tokens) { try descriptor.download(usingJWT: token) }
+        #expect(try await eventually { descriptors.allSatisfy { $0.documentState == .clean } })
+        let files = try FileManager.default.contentsOfDirectory(
+            atPath: server.clientDirectory("s").appendingPathComponent("pdfs").path)
+        #expect(files.count == 1, "one PDF file for the three layers")
+        await server.stop()
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import Instant
+
+/// `instant sync`: a command-line client of the SDK. It downloads a layer, prints what happens and
+/// keeps the layer in sync while it runs.
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Download a layer with the client SDK and keep it synced, printing its state.",
+        discussion: """
+            The local copy lives in --dir (PDF, records, pending changes); running the command again \
+            resumes from it. Stop with Ctrl-C.
+            """
+    )
+
+    @Option(help: "The client JWT (document and layer are read from it).")
+    var jwt: String
+
+    @Option(help: "The client's data directory.")
+    var dir: String = "instant-client"
+
+    @Option(help: "The server's base URL. Env: INSTANT_URL.")
+    var server: String?
+
+    @Flag(help: "Download (or catch up) once, print the records, and exit.")
+    var once = false
+
+    func run() async throws {
+        let text = server ?? ProcessInfo.processInfo.environment["INSTANT_URL"] ?? "http://127.0.0.1:5000"
+        guard let serverURL = URL(string: text) else { throw ValidationError("'\(text)' is not a URL.") }
+        let client = try InstantClient(serverURL: serverURL, dataDirectory: URL(fileURLWithPath: dir))
+        let printer = SyncPrinter()
+        client.delegate = printer
+        let descriptor = try client.documentDescriptor(forJWT: jwt)
+        printer.say("document \(descriptor.identifier), layer '\(descriptor.layerName)': \(descriptor.documentState)")
+        var outcomes = printer.outcomes.makeAsyncIterator()
+        if descriptor.isDownloaded {
+            // Hand the (maybe newer) token over, then catch up.
+            try descriptor.reauthenticate(withJWT: jwt)
+            guard await outcomes.next() == true else { throw ExitCode.failure }
+            descriptor.sync()
+        } else {
+            try descriptor.download(usingJWT: jwt)
+        }
+        guard await outcomes.next() == true else { throw ExitCode.failure }
+        printer.say("\(try descriptor.editableDocument.annotations().count) annotations")
+        if once { return }
+        descriptor.startListeningForServerChanges()
+        printer.say("listening for changes (Ctrl-C to stop)")
+        while true {
+            try await Task.sleep(for: .seconds(3600))
+        }
+    }
+}
+
+/// Prints the SDK's events, one line each.
+final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
+    /// Whether each download, sync or reauthentication succeeded, in order.
+    let outcomes: AsyncStream<Bool>
+    private let continuation: AsyncStream<Bool>.Continuation
+
+    init() {
+        (outcomes, continuation) = AsyncStream.makeStream()
+    }
+
+    private func settle(_ success: Bool) {
+        continuation.yield(success)
+    }
+
+    func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    func instantClient(_ client: InstantClient, didFinishDownloadFor descriptor: InstantDocumentDescriptor) {
+        say("downloaded: \(descriptor.documentState)")
+        settle(true)
+    }
+
+    func instantClient(
+        _ client: InstantClient, didFailDownloadFor descriptor: InstantDocumentDescriptor, error: InstantError
+    ) {
+        say("download failed: \(error.message)")
+        settle(false)
+    }
+
+    func instantClient(_ client: InstantClient, didBeginSyncFor descriptor: InstantDocumentDescriptor) {
+        say("sync started")
+    }
+
+    func instantClient(
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didChangeSyncStateTo state: InstantDocumentState
+    ) {
+        say("  \(state)")
+    }
+
+    func instantClient(_ client: InstantClient, didFinishSyncFor descriptor: InstantDocumentDescriptor) {
+        let count = (try? descriptor.editableDocument.annotations().count).map { ", \($0) annotations" } ?? ""
+        say("sync finished: \(descriptor.documentState)\(count)")
+        settle(true)
+    }
+
+    func instantClient(
+        _ client: InstantClient, didFailSyncFor descriptor: InstantDocumentDescriptor, error: InstantError
+    ) {
+        say("sync failed: \(error.message)")
+    }
+
+    func instantClient(_ client: InstantClient, didFailAuthenticationFor descriptor: InstantDocumentDescriptor) {
+        say("the server refused the JWT; run again with a new one")
+        settle(false)
+    }
+
+    func instantClient(
+        _ client: InstantClient, descriptor: InstantDocumentDescriptor, didFinishReauthenticationWithJWT jwt: String
+    ) {
+        say("the server accepted the JWT")
+        settle(true)
+    }
+
+    func instantClient(
+        _ client: InstantClient, descriptor: InstantDocumentDescriptor,
+        didFailReauthenticationWithError error: InstantError
+    ) {
+        say("the server refused the JWT: \(error.message)")
+        settle(false)
+    }
+}
