@@ -101,6 +101,7 @@ let package = Package(
         .executableTarget(
             name: "instant-bench",
             dependencies: [
+                "Instant",
                 "InstantJSON",
                 "InstantPDF",
                 "InstantServer",

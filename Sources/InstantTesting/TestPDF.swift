@@ -8,7 +8,9 @@ public enum TestPDF {
     ///   - pageCount: The number of pages (at least 1).
     ///   - title: The `/Info` title, if any.
     ///   - seed: Changes the file identifier (and so the bytes) between otherwise equal files.
-    public static func make(pageCount: Int, title: String? = nil, seed: Int = 0) -> Data {
+    ///   - contentSize: The size in bytes of the first page's content stream (blank: spaces), to
+    ///     make files of a given size.
+    public static func make(pageCount: Int, title: String? = nil, seed: Int = 0, contentSize: Int = 0) -> Data {
         let pages = max(1, pageCount)
         var objects: [String] = []
         objects.append("<< /Type /Catalog /Pages 2 0 R >>")
@@ -17,8 +19,14 @@ public enum TestPDF {
         let escapedTitle = (title ?? "").replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "(", with: "\\(").replacingOccurrences(of: ")", with: "\\)")
         objects.append(title == nil ? "<< /Producer (OpenInstant tests) >>" : "<< /Title (\(escapedTitle)) >>")
-        for _ in 0..<pages {
-            objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << >> >>")
+        let contentObject = 4 + pages
+        for page in 0..<pages {
+            let contents = page == 0 && contentSize > 0 ? " /Contents \(contentObject) 0 R" : ""
+            objects.append("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << >>\(contents) >>")
+        }
+        if contentSize > 0 {
+            objects.append(
+                "<< /Length \(contentSize) >>\nstream\n" + String(repeating: " ", count: contentSize) + "\nendstream")
         }
         var output = "%PDF-1.7\n%\u{E2}\u{E3}\u{CF}\u{D3}\n"
         var bytes = Data(output.utf8)

@@ -127,7 +127,8 @@ struct BenchAPI: Sendable {
         let prefix = Array(#"{"revision":"#.utf8)
         let head = bytes.getBytes(at: bytes.readerIndex, length: min(bytes.readableBytes, 64)) ?? []
         guard head.starts(with: prefix),
-            let value = Int64(String(decoding: head.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ",") }, as: UTF8.self))
+            let value = Int64(
+                String(decoding: head.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ",") }, as: UTF8.self))
         else { throw BenchmarkError("A sync answer does not start with its revision.") }
         return value
     }
