@@ -82,13 +82,15 @@ extension InstantDocumentDescriptor {
             guard let self, let jwt, let claims = InstantJWT(jwt) else { return }
             let outcome: DocumentStateMachine.Event
             do {
+                // The PDF (if this device does not have it yet) and the records come in parallel.
+                async let records = transport.snapshot(documentID: documentID, layer: layer, jwt: jwt)
                 if try !store.hasPDF(documentID: documentID) {
                     try await client?.downloadPDF(documentID: documentID, jwt: jwt) { received, total in
                         if let total { progress.totalUnitCount = total + 1 }
                         progress.completedUnitCount = received
                     }
                 }
-                let snapshot = try await transport.snapshot(documentID: documentID, layer: layer, jwt: jwt)
+                let snapshot = try await records
                 try Task.checkCancellation()
                 try store.storeDownload(
                     documentID: documentID, layer: layer, userID: claims.userID, jwt: jwt,

@@ -80,7 +80,7 @@ struct URLSessionTransport: InstantTransport {
 
     /// The size of each ranged request of a PDF download: progress is reported and cancellation
     /// checked between chunks.
-    static let downloadChunkSize = 1 << 20
+    static let downloadChunkSize = 4 << 20
 
     func downloadPDF(documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void)
         async throws(InstantError) -> Data
