@@ -88,7 +88,8 @@ public final class InstantClient: @unchecked Sendable {
         documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
     ) async throws {
         let task = lock.withLock {
-            if let running = pdfDownloads[documentID] { return running }
+            // A download cancelled by the layer that started it is not shared: start afresh.
+            if let running = pdfDownloads[documentID], !running.isCancelled { return running }
             let task = Task { [store, transport] in
                 let data = try await transport.downloadPDF(documentID: documentID, jwt: jwt, progress: progress)
                 try store.storePDF(data, documentID: documentID)

@@ -142,7 +142,8 @@ extension SQLiteStorage {
     static func indexCommentThreads(_ db: Database, documentID: String, layer: String) throws {
         let rows = try Row.fetchAll(
             db,
-            sql: "SELECT * FROM records WHERE document_id = ? AND layer = ? AND kind = 'comment' AND deleted = 0",
+            sql:
+                "SELECT \(SQLiteStorage.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND kind = 'comment' AND deleted = 0",
             arguments: [documentID, layer]
         )
         for row in rows {

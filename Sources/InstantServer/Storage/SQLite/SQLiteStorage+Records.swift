@@ -6,7 +6,8 @@ extension SQLiteStorage {
     public func records(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
         try await read { db in
             _ = try Self.requireLayer(db, documentID: documentID, name: layer)
-            var sql = "SELECT * FROM records WHERE document_id = ? AND layer = ? AND deleted = 0"
+            var sql =
+                "SELECT \(SQLiteStorage.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND deleted = 0"
             var arguments: StatementArguments = [documentID, layer]
             if let kind {
                 sql += " AND kind = ?"
@@ -29,7 +30,7 @@ extension SQLiteStorage {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM records WHERE document_id = ? AND layer = ? AND revision > ?
+                    SELECT \(SQLiteStorage.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND revision > ?
                     ORDER BY revision, id
                     """,
                 arguments: [documentID, layer, revision]
@@ -100,7 +101,7 @@ extension SQLiteStorage {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM records WHERE document_id = ? AND layer = ? AND thread_root = ? AND deleted = 0
+                    SELECT \(SQLiteStorage.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND thread_root = ? AND deleted = 0
                     ORDER BY id
                     """,
                 arguments: [documentID, layer, rootID]
@@ -237,7 +238,9 @@ extension SQLiteStorage {
 
     static func fetchRecord(_ db: Database, documentID: String, layer: String, id: String) throws -> StoredRecord? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT * FROM records WHERE document_id = ? AND layer = ? AND id = ?"),
+            db.cachedStatement(
+                sql: "SELECT \(SQLiteStorage.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND id = ?"
+            ),
             arguments: [documentID, layer, id]
         ).map(record(from:))
     }
@@ -264,18 +267,23 @@ extension SQLiteStorage {
         return (try? JSONValue(parsing: record.content))?["rootId"]?.stringValue
     }
 
+    /// The columns ``record(from:)`` reads, in its order: rows are decoded by position, which
+    /// is much cheaper than by name on the paths that read thousands of rows.
+    static let recordColumns =
+        "id, kind, revision, deleted, group_name, created_by, updated_by, pdf_object_id, content, updated_at"
+
     static func record(from row: Row) -> StoredRecord {
         StoredRecord(
-            id: row["id"],
-            kind: RecordKind(rawValue: row["kind"]),
-            revision: row["revision"],
-            isDeleted: row["deleted"],
-            group: row["group_name"],
-            createdBy: row["created_by"],
-            updatedBy: row["updated_by"],
-            pdfObjectID: row["pdf_object_id"],
-            content: row["content"],
-            updatedAt: Date(timeIntervalSince1970: row["updated_at"])
+            id: row[0],
+            kind: RecordKind(rawValue: row[1]),
+            revision: row[2],
+            isDeleted: row[3],
+            group: row[4],
+            createdBy: row[5],
+            updatedBy: row[6],
+            pdfObjectID: row[7],
+            content: row[8],
+            updatedAt: Date(timeIntervalSince1970: row[9])
         )
     }
 }
