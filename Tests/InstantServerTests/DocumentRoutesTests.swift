@@ -275,7 +275,7 @@ struct DocumentRoutesTests {
             let list = try await client.request(.get, "/api/documents/\(id)/annotations")
             let annotations = try #require(list.data?["annotations"]?.arrayValue)
             #expect(annotations.count == 1)
-            #expect(annotations.first?["content"]?["text"]?.stringValue == "kept")
+            #expect(annotations.first?["content"]?["text"]?["value"]?.stringValue == "kept")
             #expect(try await client.request(.get, "/api/documents/\(id)/pdf?source=true").body == pdf)
         }
     }

@@ -29,7 +29,7 @@ struct OtherRecordRoutesTests {
             let missingValue = try await client.json(.post, base, ["formFieldValues": [["name": "email"]]])
             #expect(missingValue.status == .unprocessableContent)
             let missingName = try await client.json(.post, base, ["formFieldValues": [["value": "x"]]])
-            #expect(missingName.reason == "formFieldValues[0].name: expected the form field's name")
+            #expect(missingName.reason == "formFieldValues[0].name: required key is missing")
         }
     }
 

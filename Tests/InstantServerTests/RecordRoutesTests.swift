@@ -44,7 +44,7 @@ struct RecordRoutesTests {
             #expect(duplicate.status == .conflict)
 
             let fetched = try await client.request(.get, "\(base)/annotations/\(firstID)")
-            #expect(fetched.data?["content"]?["text"]?.stringValue == "first")
+            #expect(fetched.data?["content"]?["text"]?["value"]?.stringValue == "first")
             #expect(fetched.data?["content"]?["id"]?.stringValue == firstID)
             #expect(fetched.data?["createdBy"]?.stringValue == "alice")
             #expect(fetched.data?["group"]?.stringValue == "team")
@@ -74,7 +74,7 @@ struct RecordRoutesTests {
             )
             #expect(update.status == .ok)
             let changed = try await client.request(.get, "\(base)/annotations/\(firstID)")
-            #expect(changed.data?["content"]?["text"]?.stringValue == "changed")
+            #expect(changed.data?["content"]?["text"]?["value"]?.stringValue == "changed")
             #expect(changed.data?["createdBy"]?.stringValue == "alice")
             #expect(changed.data?["updatedBy"]?.stringValue == "bob")
 
@@ -111,7 +111,9 @@ struct RecordRoutesTests {
             let reply = try await client.json(
                 .post, base, ["annotations": [["content": noteContent()], ["content": .object(badBBox)]]])
             #expect(reply.status == .unprocessableContent)
-            #expect(reply.reason == "annotations[1].content.bbox: expected 4 numbers [left, top, width, height]")
+            #expect(
+                reply.reason
+                    == "annotations[1].content.bbox: expected 4 numbers (a rectangle [left, top, width, height])")
 
             let pastLastPage = try await client.json(.post, base, ["content": noteContent(page: 5)])
             #expect(pastLastPage.status == .unprocessableContent)
@@ -218,7 +220,7 @@ struct RecordRoutesTests {
             ]
             let strict = try await client.json(.post, "/api/documents/\(id)/apply_instant_json", bad)
             #expect(strict.status == .unprocessableContent)
-            #expect(strict.reason == "annotations[1].bbox: expected 4 numbers [left, top, width, height]")
+            #expect(strict.reason == "annotations[1].bbox: required key is missing")
             #expect(try await client.request(.get, "/api/documents/\(id)/annotations/n-2").status == .notFound)
 
             let wrongFormat = try await client.json(.post, "/api/documents/\(id)/apply_instant_json", ["format": "x"])
@@ -286,7 +288,7 @@ struct RecordRoutesTests {
             #expect(export.json?["skippedPdfObjectIds"] == [12, 13])
             let exported = export.json?["annotations"]?.arrayValue ?? []
             #expect(Set(exported.compactMap { $0["id"]?.stringValue }) == ["12", "14"])
-            #expect(exported.first { $0["id"]?.stringValue == "12" }?["text"]?.stringValue == "edited")
+            #expect(exported.first { $0["id"]?.stringValue == "12" }?["text"]?["value"]?.stringValue == "edited")
 
             // A fresh layer still mirrors the PDF.
             let fresh = try await client.request(.get, "/api/documents/doc/layers/fresh/document.json")

@@ -93,7 +93,8 @@ struct ServeProcessTests {
             let status = try await Self.post(
                 annotations,
                 token: credentials.apiAuthToken,
-                json: #"{"id":"a\#(index)","content":{"v":2,"type":"pspdfkit/note","pageIndex":0,"bbox":[0,0,1,1]}}"#
+                json:
+                    #"{"id":"a\#(index)","content":{"v":2,"type":"pspdfkit/note","pageIndex":0,"bbox":[0,0,1,1],"text":{"format":"plain","value":"x"},"icon":"comment"}}"#
             )
             #expect(status == 200)
         }
@@ -138,7 +139,9 @@ struct ServeProcessTests {
         let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
         let status = try await Self.post(
             baseURL.appendingPathComponent("api/documents/doc/annotations"), token: credentials.apiAuthToken,
-            json: #"{"id":"n1","content":{"v":2,"type":"pspdfkit/note","pageIndex":0,"bbox":[0,0,1,1]}}"#)
+            json:
+                #"{"id":"n1","content":{"v":2,"type":"pspdfkit/note","pageIndex":0,"bbox":[0,0,1,1],"text":{"format":"plain","value":"x"},"icon":"comment"}}"#
+        )
         #expect(status == 200)
         let (secondStatus, secondOutput) = try Self.run(arguments)
         #expect(secondStatus == 0, "\(secondOutput)")
@@ -175,7 +178,7 @@ struct ServeProcessTests {
         let common = ["--server", baseURL.absoluteString, "--data-dir", directory.url.path]
         let file = directory.url.appendingPathComponent("in.json")
         try Data(
-            #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"cli-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2]}]}"#
+            #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"cli-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2],"text":{"format":"plain","value":"x"},"icon":"comment"}]}"#
                 .utf8
         ).write(to: file)
         let (importStatus, importOutput) = try Self.run(["import", "doc", file.path] + common)

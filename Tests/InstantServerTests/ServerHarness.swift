@@ -114,7 +114,8 @@ func noteContent(page: Int = 0, text: String = "note", id: String? = nil) -> JSO
         "type": "pspdfkit/note",
         "pageIndex": .integer(Int64(page)),
         "bbox": [10, 20, 30, 40],
-        "text": .string(text),
+        "text": ["format": "plain", "value": .string(text)],
+        "icon": "comment",
         "createdAt": "2026-01-01T00:00:00Z",
         "updatedAt": "2026-01-01T00:00:00Z",
     ]

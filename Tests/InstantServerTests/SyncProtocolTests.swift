@@ -31,7 +31,7 @@ struct SyncProtocolTests {
             #expect(record["createdBy"]?.stringValue == "alice")
             #expect(record["group"]?.stringValue == "team")
             #expect(record["content"]?["creatorName"]?.stringValue == "Alice A.")
-            #expect(record["content"]?["text"]?.stringValue == "hi")
+            #expect(record["content"]?["text"]?["value"]?.stringValue == "hi")
             let updatedAt = try #require(record["content"]?["updatedAt"]?.stringValue)
             #expect(updatedAt != "2026-01-01T00:00:00Z", "the server sets updatedAt")
             #expect(bob.baseRevision == 1)
@@ -42,7 +42,7 @@ struct SyncProtocolTests {
             #expect(edited.records["n1"]?["updatedBy"]?.stringValue == "bob")
             #expect(edited.records["n1"]?["content"]?["creatorName"]?.stringValue == "Alice A.")
             let caughtUp = try await alice.sync()
-            #expect(caughtUp.records["n1"]?["content"]?["text"]?.stringValue == "hi back")
+            #expect(caughtUp.records["n1"]?["content"]?["text"]?["value"]?.stringValue == "hi back")
             #expect(caughtUp.records.count == 1, "only what changed after the base revision")
         }
     }
@@ -85,8 +85,8 @@ struct SyncProtocolTests {
             try await alice.sync([put("n1", noteContent(text: "alice"))], base: 1)
             let bobsEdit = try await bob.sync([put("n1", noteContent(text: "bob"))], base: 1)
             #expect(bobsEdit.rejections.isEmpty)
-            #expect(bobsEdit.records["n1"]?["content"]?["text"]?.stringValue == "bob")
-            #expect(try await alice.sync().records["n1"]?["content"]?["text"]?.stringValue == "bob")
+            #expect(bobsEdit.records["n1"]?["content"]?["text"]?["value"]?.stringValue == "bob")
+            #expect(try await alice.sync().records["n1"]?["content"]?["text"]?["value"]?.stringValue == "bob")
 
             // Alice deletes n2; Bob, who has not seen that, edits it: the deletion wins.
             try await alice.sync([delete("n2")])
