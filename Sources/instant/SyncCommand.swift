@@ -26,6 +26,9 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Download (or catch up) once, print the records, and exit.")
     var once = false
 
+    @Option(help: "An Instant JSON file to apply to the layer as local edits (they sync like any edit).")
+    var apply: String?
+
     func run() async throws {
         let text = server ?? ProcessInfo.processInfo.environment["INSTANT_URL"] ?? "http://127.0.0.1:5000"
         guard let serverURL = URL(string: text) else { throw ValidationError("'\(text)' is not a URL.") }
@@ -36,14 +39,22 @@ struct SyncCommand: AsyncParsableCommand {
         printer.say("document \(descriptor.identifier), layer '\(descriptor.layerName)': \(descriptor.documentState)")
         var outcomes = printer.outcomes.makeAsyncIterator()
         if descriptor.isDownloaded {
+            // Local edits need no network: they are committed now and pushed when possible.
+            try applyFile(to: descriptor, printer: printer)
             // Hand the (maybe newer) token over, then catch up.
             try descriptor.reauthenticate(withJWT: jwt)
             guard await outcomes.next() == true else { throw ExitCode.failure }
             descriptor.sync()
+            guard await outcomes.next() == true else { throw ExitCode.failure }
         } else {
             try descriptor.download(usingJWT: jwt)
+            guard await outcomes.next() == true else { throw ExitCode.failure }
+            if apply != nil {
+                try applyFile(to: descriptor, printer: printer)
+                descriptor.sync()
+                guard await outcomes.next() == true else { throw ExitCode.failure }
+            }
         }
-        guard await outcomes.next() == true else { throw ExitCode.failure }
         printer.say("\(try descriptor.editableDocument.annotations().count) annotations")
         if once { return }
         descriptor.startListeningForServerChanges()
@@ -51,6 +62,22 @@ struct SyncCommand: AsyncParsableCommand {
         while true {
             try await Task.sleep(for: .seconds(3600))
         }
+    }
+}
+
+extension SyncCommand {
+    /// Applies the `--apply` file, if any, to the layer's editable document.
+    func applyFile(to descriptor: InstantDocumentDescriptor, printer: SyncPrinter) throws {
+        guard let apply else { return }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: apply))
+        } catch {
+            throw ValidationError("Cannot read \(apply): \(error.localizedDescription)")
+        }
+        try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        try descriptor.editableDocument.applyInstantJSON(data)
+        printer.say("applied \(apply): \(descriptor.documentState), committed locally")
     }
 }
 

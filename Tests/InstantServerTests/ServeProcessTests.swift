@@ -152,6 +152,65 @@ struct ServeProcessTests {
         #expect(badOutput.contains("invalidJWT") || badOutput.contains("JWT"), "\(badOutput)")
     }
 
+    @Test func editsOfAClientKilledWithSIGKILLSyncAfterItRestarts() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await Self.storeDocument(in: directory.url)
+        var (server, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        let (_, tokenOutput) = try Self.run([
+            "token", "--document", "doc", "--user", "u", "--data-dir", directory.url.path,
+        ])
+        let jwt = try #require(tokenOutput.split(separator: "\n").last.map(String.init))
+        let clientDirectory = directory.url.appendingPathComponent("client").path
+        let (downloadStatus, downloadOutput) = try Self.run([
+            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once",
+        ])
+        #expect(downloadStatus == 0, "\(downloadOutput)")
+        server.terminate()
+        server.waitUntilExit()
+
+        // Offline: the client commits an edit, then dies without a chance to clean up.
+        let edits = directory.url.appendingPathComponent("edits.json")
+        try Data(
+            #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"offline-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2],"text":{"format":"plain","value":"x"},"icon":"comment"}]}"#
+                .utf8
+        ).write(to: edits)
+        let client = Process()
+        client.executableURL = try Self.executable()
+        client.arguments = [
+            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--apply", edits.path,
+        ]
+        let output = Pipe()
+        client.standardOutput = output
+        client.standardError = FileHandle.nullDevice
+        try client.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while !text.contains("committed locally"), Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(text.contains("applied"), "\(text)")
+        kill(client.processIdentifier, SIGKILL)
+        client.waitUntilExit()
+        #expect(client.terminationReason == .uncaughtSignal)
+
+        // Everything comes back: the client's restart pushes the edit.
+        (server, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        let (status, syncOutput) = try Self.run([
+            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once",
+        ])
+        #expect(status == 0, "\(syncOutput)")
+        server.terminate()
+        server.waitUntilExit()
+        let ids = try await SQLiteStorage(directory: directory.url).records(
+            documentID: "doc", layer: "", kind: .annotation
+        )
+        .map(\.id)
+        #expect(ids == ["offline-1"])
+    }
+
     /// Runs `instant` with arguments and returns its exit status and standard output.
     static func run(_ arguments: [String]) throws -> (Int32, String) {
         let process = Process()

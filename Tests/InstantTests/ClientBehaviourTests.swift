@@ -292,3 +292,44 @@ struct ClientUserTests {
         await server.stop()
     }
 }
+
+@Suite("SDK attachments")
+struct ClientAttachmentTests {
+    @Test func anImageAttachedOnOneClientCanBeWrittenOutOnAnother() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let alice = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("a"))
+        let bob = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("b"))
+        let aliceJWT = try await server.token()
+        let bobJWT = try await server.token(user: "bob")
+        let a = try alice.documentDescriptor(forJWT: aliceJWT)
+        try a.download(usingJWT: aliceJWT)
+        #expect(try await eventually { a.documentState == .clean })
+        try a.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<200).map { UInt8($0 % 251) })
+        let image = Annotation(uncheckedJSON: [
+            "v": 2, "type": "pspdfkit/image", "pageIndex": 0, "bbox": [10, 10, 100, 80],
+        ])
+        let document = a.editableDocument
+        #expect(throws: InstantError.self) { try document.attach(png, contentType: "not a type", to: image) }
+        let attached = try document.attach(png, contentType: "image/png", to: image)
+        let key = try #require(attached["imageAttachmentId"]?.stringValue)
+        #expect(key == Attachment.key(for: png))
+        let added = try document.add(attached)
+        a.sync()
+        #expect(try await eventually { a.documentState == .clean })
+        #expect(try await server.serverAnnotations()[added.id ?? ""] != nil, "the server accepted the image")
+
+        let b = try bob.documentDescriptor(forJWT: bobJWT)
+        try b.download(usingJWT: bobJWT)
+        #expect(try await eventually { b.documentState == .clean })
+        let received = try #require(try b.editableDocument.annotation(withIdentifier: added.id ?? ""))
+        let file = server.root.appendingPathComponent("out.png")
+        let contentType = try await b.editableDocument.writeAttachment(
+            withIdentifier: received["imageAttachmentId"]?.stringValue ?? "", to: file)
+        #expect(contentType == "image/png")
+        #expect(try Data(contentsOf: file) == png)
+        await server.stop()
+    }
+}

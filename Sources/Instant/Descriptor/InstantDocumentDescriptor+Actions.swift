@@ -192,6 +192,15 @@ extension InstantDocumentDescriptor {
                 guard let jwt else {
                     throw InstantError(.authenticationFailed, "No JWT for this layer; call reauthenticate(withJWT:).")
                 }
+                if sending {
+                    // Records may reference attachments made here: the server needs them first.
+                    for attachment in try store.attachmentsToUpload(documentID: documentID) {
+                        try await transport.uploadAttachment(
+                            documentID: documentID, layer: layer, jwt: jwt, id: attachment.id, data: attachment.data,
+                            contentType: attachment.contentType)
+                        try store.markUploaded(documentID: documentID, id: attachment.id)
+                    }
+                }
                 let push = sending ? try store.nextPush(documentID: documentID, layer: layer) : nil
                 let base = try push?.baseRevision ?? store.revision(documentID: documentID, layer: layer)
                 var body: [String: JSONValue] = [

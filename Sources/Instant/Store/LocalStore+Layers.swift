@@ -144,6 +144,12 @@ extension LocalStore {
         try write { db in
             try db.execute(sql: "DELETE FROM layers WHERE document_id = ?", arguments: [documentID])
             try db.execute(sql: "DELETE FROM pdfs WHERE document_id = ?", arguments: [documentID])
+            let attachments = try String.fetchAll(
+                db, sql: "SELECT id FROM attachments WHERE document_id = ?", arguments: [documentID])
+            for id in attachments {
+                try? FileManager.default.removeItem(at: attachmentURL(documentID: documentID, id: id))
+            }
+            try db.execute(sql: "DELETE FROM attachments WHERE document_id = ?", arguments: [documentID])
         }
         try? FileManager.default.removeItem(at: pdfURL(documentID: documentID))
     }

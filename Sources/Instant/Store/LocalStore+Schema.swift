@@ -65,6 +65,19 @@ extension LocalStore {
                     """
             )
         }
+        migrator.registerMigration("v3-attachments") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE attachments (
+                        document_id TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        content_type TEXT NOT NULL,
+                        uploaded INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (document_id, id)
+                    );
+                    """
+            )
+        }
         return migrator
     }
 }

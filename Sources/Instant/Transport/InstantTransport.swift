@@ -16,6 +16,15 @@ protocol InstantTransport: Sendable {
     /// One sync round trip.
     func sync(documentID: String, layer: String, jwt: String, body: JSONValue) async throws(InstantError) -> SyncAnswer
 
+    /// Uploads an attachment under the SHA-256 of its bytes.
+    func uploadAttachment(
+        documentID: String, layer: String, jwt: String, id: String, data: Data, contentType: String
+    ) async throws(InstantError)
+
+    /// Downloads an attachment: its bytes and content type.
+    func downloadAttachment(documentID: String, layer: String, jwt: String, id: String) async throws(InstantError)
+        -> (data: Data, contentType: String)
+
     /// Waits until the layer's revision exceeds `since` (or the server's long-poll timeout) and
     /// returns the revision the server reports.
     func waitForChange(documentID: String, layer: String, jwt: String, since: Int64) async throws(InstantError)

@@ -152,4 +152,30 @@ struct URLSessionTransport: InstantTransport {
         }
         return Int64(revision)
     }
+
+    func uploadAttachment(
+        documentID: String, layer: String, jwt: String, id: String, data: Data, contentType: String
+    ) async throws(InstantError) {
+        var request = request("\(layerPath(documentID, layer))/attachments/\(id)", jwt: jwt, method: "PUT")
+        request.httpBody = data
+        request.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        _ = try await send(request)
+    }
+
+    func downloadAttachment(documentID: String, layer: String, jwt: String, id: String) async throws(InstantError)
+        -> (data: Data, contentType: String)
+    {
+        let request = request("\(layerPath(documentID, layer))/attachments/\(id)", jwt: jwt)
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw InstantError(.couldNotReachServer, "Could not download the attachment: \(error)")
+        }
+        try Self.check(response, data)
+        let contentType =
+            (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") ?? "application/octet-stream"
+        return (data, contentType)
+    }
 }
