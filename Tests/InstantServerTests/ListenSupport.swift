@@ -48,9 +48,9 @@ final class ListeningSocket: Sendable {
         }
     }
 
-    /// The first message (in arrival order) that satisfies `matches`, waiting up to 10 s.
+    /// The first message (in arrival order) that satisfies `matches`, waiting up to 30 s.
     func message(where matches: (JSONValue) -> Bool) async throws -> JSONValue? {
-        for _ in 0..<500 {
+        for _ in 0..<1500 {
             if let found = await inbox.messages.first(where: matches) { return found }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -64,9 +64,9 @@ final class ListeningSocket: Sendable {
         }
     }
 
-    /// Waits up to 10 s until the latest presence list is `expected`; returns the latest one.
+    /// Waits up to 30 s until the latest presence list is `expected`; returns the latest one.
     func presence(becoming expected: [String]) async throws -> [String]? {
-        for _ in 0..<500 {
+        for _ in 0..<1500 {
             if await presence() == expected { return expected }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -10,7 +10,7 @@ import FoundationNetworking
 #endif
 
 /// Runs the real `instant serve` executable, built next to the test bundle.
-@Suite("instant serve process")
+@Suite("instant serve process", .serialized)
 struct ServeProcessTests {
     /// The `instant` executable of the same build as the tests.
     static func executable() throws -> URL {
@@ -26,8 +26,27 @@ struct ServeProcessTests {
         return candidate
     }
 
+    /// Runs blocking work (waiting for processes, reading pipes) on a thread of its own, so that
+    /// it does not hold one of the few threads that run every test's async work.
+    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// ``startBlocking(dataDirectory:)`` off the cooperative thread pool.
+    static func start(dataDirectory: URL) async throws -> (Process, URL, Pipe) {
+        let started = try await offThePool { UncheckedBox(try startBlocking(dataDirectory: dataDirectory)) }
+        return started.value
+    }
+
+    /// ``runBlocking(_:)`` off the cooperative thread pool.
+    static func run(_ arguments: [String]) async throws -> (Int32, String) {
+        try await offThePool { try runBlocking(arguments) }
+    }
+
     /// Starts the server on a free port and returns the process and its base URL.
-    static func start(dataDirectory: URL) throws -> (Process, URL, Pipe) {
+    static func startBlocking(dataDirectory: URL) throws -> (Process, URL, Pipe) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"]
@@ -86,7 +105,7 @@ struct ServeProcessTests {
         // A document stored beforehand, as an upload would.
         try await Self.storeDocument(in: directory.url)
 
-        let (process, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        let (process, baseURL, _) = try await Self.start(dataDirectory: directory.url)
         let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
         let annotations = baseURL.appendingPathComponent("api/documents/doc/annotations")
         for index in 0..<5 {
@@ -106,7 +125,7 @@ struct ServeProcessTests {
         #expect(ids == ["a0", "a1", "a2", "a3", "a4"])
 
         // A second start reuses the credentials, and SIGTERM ends it cleanly.
-        let (second, _, _) = try Self.start(dataDirectory: directory.url)
+        let (second, _, _) = try await Self.start(dataDirectory: directory.url)
         #expect(DevelopmentCredentials.load(from: directory.url)?.apiAuthToken == credentials.apiAuthToken)
         second.terminate()
         second.waitUntilExit()
@@ -118,12 +137,12 @@ struct ServeProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await Self.storeDocument(in: directory.url)
-        let (process, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        let (process, baseURL, _) = try await Self.start(dataDirectory: directory.url)
         defer {
             process.terminate()
             process.waitUntilExit()
         }
-        let (tokenStatus, tokenOutput) = try Self.run([
+        let (tokenStatus, tokenOutput) = try await Self.run([
             "token", "--document", "doc", "--user", "cli", "--data-dir", directory.url.path,
         ])
         #expect(tokenStatus == 0)
@@ -131,7 +150,7 @@ struct ServeProcessTests {
         let clientDirectory = directory.url.appendingPathComponent("client").path
         let arguments = ["sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once"]
 
-        let (firstStatus, firstOutput) = try Self.run(arguments)
+        let (firstStatus, firstOutput) = try await Self.run(arguments)
         #expect(firstStatus == 0, "\(firstOutput)")
         #expect(firstOutput.contains("downloaded: clean"))
         #expect(firstOutput.contains("0 annotations"))
@@ -143,11 +162,13 @@ struct ServeProcessTests {
                 #"{"id":"n1","content":{"v":2,"type":"pspdfkit/note","pageIndex":0,"bbox":[0,0,1,1],"text":{"format":"plain","value":"x"},"icon":"comment"}}"#
         )
         #expect(status == 200)
-        let (secondStatus, secondOutput) = try Self.run(arguments)
+        let (secondStatus, secondOutput) = try await Self.run(arguments)
         #expect(secondStatus == 0, "\(secondOutput)")
         #expect(secondOutput.contains("sync finished: clean, 1 annotations"), "\(secondOutput)")
 
-        let (badStatus, badOutput) = try Self.run(["sync", "--jwt", "garbage", "--dir", clientDirectory, "--once"])
+        let (badStatus, badOutput) = try await Self.run([
+            "sync", "--jwt", "garbage", "--dir", clientDirectory, "--once",
+        ])
         #expect(badStatus != 0)
         #expect(badOutput.contains("invalidJWT") || badOutput.contains("JWT"), "\(badOutput)")
     }
@@ -156,13 +177,13 @@ struct ServeProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await Self.storeDocument(in: directory.url)
-        var (server, baseURL, _) = try Self.start(dataDirectory: directory.url)
-        let (_, tokenOutput) = try Self.run([
+        var (server, baseURL, _) = try await Self.start(dataDirectory: directory.url)
+        let (_, tokenOutput) = try await Self.run([
             "token", "--document", "doc", "--user", "u", "--data-dir", directory.url.path,
         ])
         let jwt = try #require(tokenOutput.split(separator: "\n").last.map(String.init))
         let clientDirectory = directory.url.appendingPathComponent("client").path
-        let (downloadStatus, downloadOutput) = try Self.run([
+        let (downloadStatus, downloadOutput) = try await Self.run([
             "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once",
         ])
         #expect(downloadStatus == 0, "\(downloadOutput)")
@@ -184,12 +205,15 @@ struct ServeProcessTests {
         client.standardOutput = output
         client.standardError = FileHandle.nullDevice
         try client.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while !text.contains("committed locally"), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        let text = try await Self.offThePool {
+            var text = ""
+            let deadline = Date().addingTimeInterval(30)
+            while !text.contains("committed locally"), Date() < deadline {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text
         }
         #expect(text.contains("applied"), "\(text)")
         kill(client.processIdentifier, SIGKILL)
@@ -197,8 +221,8 @@ struct ServeProcessTests {
         #expect(client.terminationReason == .uncaughtSignal)
 
         // Everything comes back: the client's restart pushes the edit.
-        (server, baseURL, _) = try Self.start(dataDirectory: directory.url)
-        let (status, syncOutput) = try Self.run([
+        (server, baseURL, _) = try await Self.start(dataDirectory: directory.url)
+        let (status, syncOutput) = try await Self.run([
             "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once",
         ])
         #expect(status == 0, "\(syncOutput)")
@@ -212,7 +236,7 @@ struct ServeProcessTests {
     }
 
     /// Runs `instant` with arguments and returns its exit status and standard output.
-    static func run(_ arguments: [String]) throws -> (Int32, String) {
+    static func runBlocking(_ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
@@ -229,7 +253,7 @@ struct ServeProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await Self.storeDocument(in: directory.url)
-        let (server, baseURL, _) = try Self.start(dataDirectory: directory.url)
+        let (server, baseURL, _) = try await Self.start(dataDirectory: directory.url)
         defer {
             server.terminate()
             server.waitUntilExit()
@@ -240,20 +264,20 @@ struct ServeProcessTests {
             #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"cli-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2],"text":{"format":"plain","value":"x"},"icon":"comment"}]}"#
                 .utf8
         ).write(to: file)
-        let (importStatus, importOutput) = try Self.run(["import", "doc", file.path] + common)
+        let (importStatus, importOutput) = try await Self.run(["import", "doc", file.path] + common)
         #expect(importStatus == 0, "\(importOutput)")
 
         let exported = directory.url.appendingPathComponent("out.json")
-        let (exportStatus, exportOutput) = try Self.run(["export", "doc", "-o", exported.path] + common)
+        let (exportStatus, exportOutput) = try await Self.run(["export", "doc", "-o", exported.path] + common)
         #expect(exportStatus == 0, "\(exportOutput)")
         let json = try JSONValue.parse(Data(contentsOf: exported))
         #expect(json["annotations"]?.arrayValue?.first?["id"]?.stringValue == "cli-1")
 
-        let (missingStatus, missingOutput) = try Self.run(["export", "nope"] + common)
+        let (missingStatus, missingOutput) = try await Self.run(["export", "nope"] + common)
         #expect(missingStatus != 0)
         #expect(missingOutput.contains("404"))
 
-        let (tokenStatus, tokenOutput) = try Self.run([
+        let (tokenStatus, tokenOutput) = try await Self.run([
             "token", "--document", "doc", "--layer", "notes", "--user", "dana", "--expires", "10m",
             "--data-dir", directory.url.path,
         ])
@@ -269,4 +293,11 @@ struct ServeProcessTests {
         #expect(token.userID == "dana")
         #expect(token.expiresAt.timeIntervalSinceNow < 601)
     }
+}
+
+/// Carries a value that is not `Sendable` (a `Process`) out of the thread that made it; the
+/// test is its only user afterwards.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

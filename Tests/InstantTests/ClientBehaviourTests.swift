@@ -168,6 +168,13 @@ struct ClientBehaviourTests {
         try client.removeUnreferencedCacheEntries()
         #expect(FileManager.default.fileExists(atPath: pdf.path), "the review layer still uses the PDF")
         #expect(try client.localDocumentDescriptors().map(\.layerName) == ["review"])
+        // With the last layer gone, the PDF is unreferenced and the cache cleanup frees it.
+        let other = try await client.documentDescriptor(forJWT: server.token(layer: "other"))
+        try other.download(usingJWT: try await server.token(layer: "other"))
+        #expect(try await eventually { other.documentState == .clean })
+        try other.removeLocalStorage()
+        try client.removeUnreferencedCacheEntries()
+        #expect(FileManager.default.fileExists(atPath: pdf.path), "still used by the review layer")
         let document = b.editableDocument
         try client.removeLocalStorage(forDocumentIdentifier: server.documentID)
         #expect(!FileManager.default.fileExists(atPath: pdf.path))

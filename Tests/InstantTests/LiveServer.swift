@@ -79,8 +79,8 @@ final class LiveServer: @unchecked Sendable {
     func remove() { try? FileManager.default.removeItem(at: root) }
 }
 
-/// Waits up to `seconds` for `condition`; returns whether it became true.
-func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async throws -> Bool {
+/// Waits up to `seconds` (long: the whole test suite may be busy) for `condition`; returns whether it became true.
+func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try condition() { return true }

@@ -111,3 +111,36 @@ struct StoreMigrationTests {
         await server.stop()
     }
 }
+
+@Suite("Damaged local stores")
+struct DamagedStoreTests {
+    @Test func aDamagedLayerMakesItsDescriptorInvalidUntilItsStorageIsRemoved() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let directory = server.clientDirectory("damaged")
+        let jwt = try await server.token()
+        do {
+            let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
+            let descriptor = try client.documentDescriptor(forJWT: jwt)
+            try descriptor.download(usingJWT: jwt)
+            #expect(try await eventually { descriptor.documentState == .clean })
+            try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+            try descriptor.editableDocument.add(try note())
+        }
+        let queue = try DatabaseQueue(path: directory.appendingPathComponent(LocalStore.databaseFile).path)
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE records SET local_content = ?", arguments: [Data("{not json".utf8)])
+        }
+
+        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
+        let descriptor = try client.documentDescriptor(forJWT: jwt)
+        #expect(descriptor.documentState == .invalid)
+        #expect(throws: InstantError.self) { try descriptor.editableDocument.annotations() }
+        try descriptor.removeLocalStorage()
+        #expect(descriptor.documentState == .unknown)
+        try descriptor.download(usingJWT: jwt)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        #expect(try descriptor.editableDocument.annotations().isEmpty)
+        await server.stop()
+    }
+}

@@ -266,7 +266,10 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
             _userID = layer.userID
             jwt = layer.jwt
         }
-        if layer.needsRefetch {
+        if (try? store.isIntact(documentID: identifier, layer: layerName)) != true {
+            // Recoverable by removeLocalStorage() and a new download.
+            deliver(.corruptionDetected)
+        } else if layer.needsRefetch {
             deliver(.migrationNeeded(.databaseReset))
         } else if layer.contentVersion < LocalStore.contentVersion {
             deliver(.migrationNeeded(.content))

@@ -44,6 +44,23 @@ extension LocalStore {
         }
     }
 
+    /// Whether every stored version of the layer's records is a JSON object (the store's content
+    /// is intact): a damaged store makes its descriptor invalid rather than show wrong data.
+    func isIntact(documentID: String, layer: String) throws(InstantError) -> Bool {
+        try read { db in
+            let cursor = try Row.fetchCursor(
+                db, sql: "SELECT server_content, local_content FROM records WHERE document_id = ? AND layer = ?",
+                arguments: [documentID, layer])
+            while let row = try cursor.next() {
+                for index in 0..<2 {
+                    guard let data = row[index] as Data? else { continue }
+                    guard case .object? = try? JSONValue(parsing: data) else { return false }
+                }
+            }
+            return true
+        }
+    }
+
     /// One visible record, or `nil`.
     func record(documentID: String, layer: String, id: String) throws(InstantError) -> LocalRecord? {
         try read { db in
