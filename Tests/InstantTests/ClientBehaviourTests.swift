@@ -42,7 +42,7 @@ struct ClientBehaviourTests {
     @Test func notificationsAndProgressOfADownloadAndASyncCycle() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("n"))
+        let client = try server.client("n")
         let jwt = try await server.token()
         let descriptor = try client.documentDescriptor(forJWT: jwt)
         let log = NotificationLog(descriptor, names: Self.allNames)
@@ -69,7 +69,7 @@ struct ClientBehaviourTests {
     @Test func anAuthenticationFailureStopsSyncingUntilReauthentication() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("auth"))
+        let client = try server.client("auth")
         // Valid long enough to download; the server refuses it a few seconds later.
         let shortLived = try await server.token(expiresIn: -3)
         let descriptor = try client.documentDescriptor(forJWT: shortLived)
@@ -97,11 +97,9 @@ struct ClientBehaviourTests {
     @Test func instantJSONRoundTripsThroughTheLayer() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("j"))
+        let client = try server.client("j")
         let jwt = try await server.token()
-        let descriptor = try client.documentDescriptor(forJWT: jwt)
-        try descriptor.download(usingJWT: jwt)
-        #expect(try await eventually { descriptor.documentState == .clean })
+        let descriptor = try await server.downloaded(client, jwt: jwt)
         let document = descriptor.editableDocument
         let input = InstantDocumentJSON(annotations: [try note(text: "one"), try note(page: 1, text: "two")])
         try document.applyInstantJSON(input.serialized())
@@ -132,7 +130,7 @@ struct ClientBehaviourTests {
     @Test func groupsOfNewRecords() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("g"))
+        let client = try server.client("g")
         let jwt = try await server.token(defaultGroup: "team")
         let descriptor = try client.documentDescriptor(forJWT: jwt)
         #expect(throws: InstantError.self) { try descriptor.defaultGroup() }
@@ -155,7 +153,7 @@ struct ClientBehaviourTests {
     @Test func removingStorageAndUnreferencedPDFs() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("rm"))
+        let client = try server.client("rm")
         let main = try await server.token()
         let review = try await server.token(layer: "review")
         let a = try client.documentDescriptor(forJWT: main)
@@ -190,7 +188,7 @@ struct ClientEdgeCaseTests {
     @Test func cancellingTheDownloadLeavesNothingUsable() async throws {
         let server = try await LiveServer(pageCount: 4000)
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("c"))
+        let client = try server.client("c")
         let jwt = try await server.token()
         let descriptor = try client.documentDescriptor(forJWT: jwt)
         let document = descriptor.editableDocument
@@ -217,25 +215,21 @@ struct ClientEdgeCaseTests {
     @Test func aRejectedUpdateRevertsToTheServersVersion() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let alice = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("a"))
-        let bob = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("b"))
+        let alice = try server.client("a")
+        let bob = try server.client("b")
         let aliceJWT = try await server.token()
         let bobJWT = try await server.key.token(
             ClientClaims(
                 documentID: server.documentID, permissions: ["read-document", "write"], userID: "bob",
                 collaborationPermissions: ["annotations:view:all", "annotations:edit:self"],
                 expiration: Date().addingTimeInterval(600)))
-        let a = try alice.documentDescriptor(forJWT: aliceJWT)
-        try a.download(usingJWT: aliceJWT)
-        #expect(try await eventually { a.documentState == .clean })
+        let a = try await server.downloaded(alice, jwt: aliceJWT)
         try a.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
         let original = try a.editableDocument.add(try note(text: "alice's"))
         a.sync()
         #expect(try await eventually { a.documentState == .clean })
 
-        let b = try bob.documentDescriptor(forJWT: bobJWT)
-        try b.download(usingJWT: bobJWT)
-        #expect(try await eventually { b.documentState == .clean })
+        let b = try await server.downloaded(bob, jwt: bobJWT)
         try b.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
         var edited = try #require(try b.editableDocument.annotation(withIdentifier: original.id ?? ""))
         edited["text"] = ["format": "plain", "value": "bob's"]
@@ -255,11 +249,9 @@ struct ClientUserTests {
     @Test func theUserIDMayChangeOnceFromNilAndThenNever() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("u"))
+        let client = try server.client("u")
         let anonymous = try await server.token(user: nil)
-        let descriptor = try client.documentDescriptor(forJWT: anonymous)
-        try descriptor.download(usingJWT: anonymous)
-        #expect(try await eventually { descriptor.documentState == .clean })
+        let descriptor = try await server.downloaded(client, jwt: anonymous)
         #expect(descriptor.userID == nil)
 
         let finished = Counter()
@@ -280,7 +272,7 @@ struct ClientUserTests {
             }
         }
         // The identity is kept with the data: a new client on the same directory knows it.
-        let reopened = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("u"))
+        let reopened = try server.client("u")
         #expect(try reopened.localDocumentDescriptors().first?.userID == "alice")
         await server.stop()
     }
@@ -288,7 +280,7 @@ struct ClientUserTests {
     @Test func layersShareOnePDFFile() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("s"))
+        let client = try server.client("s")
         let tokens = [try await server.token(), try await server.token(layer: "a"), try await server.token(layer: "b")]
         let descriptors = try tokens.map(client.documentDescriptor(forJWT:))
         for (descriptor, token) in zip(descriptors, tokens) { try descriptor.download(usingJWT: token) }
@@ -305,13 +297,11 @@ struct ClientAttachmentTests {
     @Test func anImageAttachedOnOneClientCanBeWrittenOutOnAnother() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let alice = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("a"))
-        let bob = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("b"))
+        let alice = try server.client("a")
+        let bob = try server.client("b")
         let aliceJWT = try await server.token()
         let bobJWT = try await server.token(user: "bob")
-        let a = try alice.documentDescriptor(forJWT: aliceJWT)
-        try a.download(usingJWT: aliceJWT)
-        #expect(try await eventually { a.documentState == .clean })
+        let a = try await server.downloaded(alice, jwt: aliceJWT)
         try a.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
 
         let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<200).map { UInt8($0 % 251) })
@@ -328,9 +318,7 @@ struct ClientAttachmentTests {
         #expect(try await eventually { a.documentState == .clean })
         #expect(try await server.serverAnnotations()[added.id ?? ""] != nil, "the server accepted the image")
 
-        let b = try bob.documentDescriptor(forJWT: bobJWT)
-        try b.download(usingJWT: bobJWT)
-        #expect(try await eventually { b.documentState == .clean })
+        let b = try await server.downloaded(bob, jwt: bobJWT)
         let received = try #require(try b.editableDocument.annotation(withIdentifier: added.id ?? ""))
         let file = server.root.appendingPathComponent("out.png")
         let contentType = try await b.editableDocument.writeAttachment(

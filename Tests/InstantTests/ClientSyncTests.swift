@@ -11,7 +11,7 @@ struct ClientSyncTests {
     @Test func downloadEditAndSync() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("a"))
+        let client = try server.client("a")
         let jwt = try await server.token()
         let descriptor = try client.documentDescriptor(forJWT: jwt)
         #expect(try client.documentDescriptor(forJWT: jwt) === descriptor, "one descriptor per layer")
@@ -49,8 +49,8 @@ struct ClientSyncTests {
     @Test func twoClientsConvergeThroughListening() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let alice = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("a"))
-        let bob = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("b"))
+        let alice = try server.client("a")
+        let bob = try server.client("b")
         let aliceJWT = try await server.token()
         let bobJWT = try await server.token(user: "bob")
         let a = try alice.documentDescriptor(forJWT: aliceJWT)
@@ -93,9 +93,7 @@ struct ClientSyncTests {
         var id = ""
         do {
             let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
-            let descriptor = try client.documentDescriptor(forJWT: jwt)
-            try descriptor.download(usingJWT: jwt)
-            #expect(try await eventually { descriptor.documentState == .clean })
+            let descriptor = try await server.downloaded(client, jwt: jwt)
             try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
             await server.stop()
             id = try descriptor.editableDocument.add(try note(text: "offline")).id ?? ""
@@ -119,11 +117,9 @@ struct ClientSyncTests {
     @Test func aRejectedCreationDisappearsLocally() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("r"))
+        let client = try server.client("r")
         let jwt = try await server.token(permissions: ["read-document"])
-        let descriptor = try client.documentDescriptor(forJWT: jwt)
-        try descriptor.download(usingJWT: jwt)
-        #expect(try await eventually { descriptor.documentState == .clean })
+        let descriptor = try await server.downloaded(client, jwt: jwt)
         try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
         try descriptor.editableDocument.add(try note())
         #expect(try descriptor.editableDocument.annotations().count == 1)
@@ -136,7 +132,7 @@ struct ClientSyncTests {
     @Test func tokensAreCheckedAgainstTheDescriptor() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("t"))
+        let client = try server.client("t")
         #expect(throws: InstantError.self) { try client.documentDescriptor(forJWT: "not a token") }
         let jwt = try await server.token()
         let descriptor = try client.documentDescriptor(forJWT: jwt)

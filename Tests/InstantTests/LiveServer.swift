@@ -64,6 +64,19 @@ final class LiveServer: @unchecked Sendable {
         root.appendingPathComponent("clients").appendingPathComponent(name)
     }
 
+    /// A client of this server with its own data directory.
+    func client(_ name: String) throws -> InstantClient {
+        try InstantClient(serverURL: server.baseURL, dataDirectory: clientDirectory(name))
+    }
+
+    /// The descriptor of the JWT's layer, downloaded (`clean`).
+    func downloaded(_ client: InstantClient, jwt: String) async throws -> InstantDocumentDescriptor {
+        let descriptor = try client.documentDescriptor(forJWT: jwt)
+        try descriptor.download(usingJWT: jwt)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        return descriptor
+    }
+
     /// The annotations the server has on the default layer, by id.
     func serverAnnotations() async throws -> [String: JSONValue] {
         var request = URLRequest(url: server.baseURL.appendingPathComponent("api/documents/\(documentID)/annotations"))

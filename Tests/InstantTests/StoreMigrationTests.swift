@@ -121,9 +121,7 @@ struct DamagedStoreTests {
         let jwt = try await server.token()
         do {
             let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
-            let descriptor = try client.documentDescriptor(forJWT: jwt)
-            try descriptor.download(usingJWT: jwt)
-            #expect(try await eventually { descriptor.documentState == .clean })
+            let descriptor = try await server.downloaded(client, jwt: jwt)
             try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
             try descriptor.editableDocument.add(try note())
         }

@@ -33,13 +33,7 @@ extension LocalStore {
             try db.execute(
                 sql: "UPDATE layers SET content_version = ? WHERE document_id = ? AND name = ?",
                 arguments: [Self.contentVersion, documentID, layer])
-            return try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT EXISTS (SELECT 1 FROM records WHERE document_id = ? AND layer = ? AND pending = 1)
-                    OR EXISTS (SELECT 1 FROM pushes WHERE document_id = ? AND layer = ?)
-                    """,
-                arguments: [documentID, layer, documentID, layer]) ?? false
+            return try Self.hasPendingChanges(db, documentID: documentID, layer: layer)
         }
     }
 

@@ -118,15 +118,18 @@ extension LocalStore {
 
     /// Whether the layer has changes the server has not acknowledged.
     func hasPendingChanges(documentID: String, layer: String) throws(InstantError) -> Bool {
-        try read { db in
-            try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT EXISTS (SELECT 1 FROM records WHERE document_id = ? AND layer = ? AND pending = 1)
-                    OR EXISTS (SELECT 1 FROM pushes WHERE document_id = ? AND layer = ?)
-                    """,
-                arguments: [documentID, layer, documentID, layer]) ?? false
-        }
+        try read { db in try Self.hasPendingChanges(db, documentID: documentID, layer: layer) }
+    }
+
+    /// Whether the layer has pending records or a push in flight, inside the caller's transaction.
+    static func hasPendingChanges(_ db: Database, documentID: String, layer: String) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT EXISTS (SELECT 1 FROM records WHERE document_id = ? AND layer = ? AND pending = 1)
+                OR EXISTS (SELECT 1 FROM pushes WHERE document_id = ? AND layer = ?)
+                """,
+            arguments: [documentID, layer, documentID, layer]) ?? false
     }
 
     static func requireLayer(_ db: Database, documentID: String, layer: String) throws {

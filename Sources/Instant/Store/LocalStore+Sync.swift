@@ -99,15 +99,7 @@ extension LocalStore {
             try db.execute(
                 sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?",
                 arguments: [answer.revision, documentID, layer])
-            let pending =
-                try Bool.fetchOne(
-                    db,
-                    sql: """
-                        SELECT EXISTS (SELECT 1 FROM records WHERE document_id = ? AND layer = ? AND pending = 1)
-                        OR EXISTS (SELECT 1 FROM pushes WHERE document_id = ? AND layer = ?)
-                        """,
-                    arguments: [documentID, layer, documentID, layer]) ?? false
-            return (pending, changed)
+            return (try Self.hasPendingChanges(db, documentID: documentID, layer: layer), changed)
         }
     }
 
