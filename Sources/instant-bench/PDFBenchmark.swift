@@ -46,9 +46,31 @@ struct PDFBenchmark: ParsableCommand {
             return "\(records.annotations.count) annotations, \(records.comments.count) comments, "
                 + "\(records.formFieldValues.count) form values"
         }
+        // The same file with its `startxref` pointing at the header: readers must rebuild the
+        // cross-reference by scanning the whole file for objects.
+        let broken = Self.breakingStartXref(data)
+        try measure("open with a broken xref (rebuilt by scanning)") {
+            let document = try PDFDocument(data: broken)
+            return "\(document.pageCount) pages, \(document.warnings.count) warning(s)"
+        }
         guard let mutool = Self.executable("mutool") else {
             print("mutool not found: install mupdf-tools to compare")
             return
+        }
+        let brokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-broken.pdf")
+        try broken.write(to: brokenFile)
+        defer { try? FileManager.default.removeItem(at: brokenFile) }
+        try measure("mutool show trailer of the broken file (repairs it)") {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: mutool)
+            process.arguments = ["show", brokenFile.path, "trailer"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.contains("repair") ? "repaired" : "(no repair reported)"
         }
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-annots.js")
         try """
@@ -73,6 +95,24 @@ struct PDFBenchmark: ParsableCommand {
             process.waitUntilExit()
             return text.split(separator: "\n").last.map(String.init) ?? ""
         }
+    }
+
+    /// The file with the offset after its last `startxref` replaced by zeros.
+    static func breakingStartXref(_ data: Data) -> Data {
+        var bytes = [UInt8](data)
+        let keyword = Array("startxref".utf8)
+        guard
+            let start = (0...(bytes.count - keyword.count)).reversed().first(where: { index in
+                bytes[index..<(index + keyword.count)].elementsEqual(keyword)
+            })
+        else { return data }
+        var index = start + keyword.count
+        while index < bytes.count, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+            bytes[index] = UInt8(ascii: "0")
+            index += 1
+        }
+        return Data(bytes)
     }
 
     static func executable(_ name: String) -> String? {
