@@ -101,6 +101,7 @@ public func buildInstantRouters(
         layer.get("pages/{pageIndex}/annotations", use: api.listAnnotations)
         layer.get("document.json", use: api.exportDocumentJSON)
         layer.get("pdf", use: api.documentPDF)
+        layer.post("pdf_with_instant_json", use: api.documentPDFWithInstantJSON)
         layer.post("apply_instant_json", use: api.applyInstantJSON)
         layer.get("form-field-values", use: api.listFormFieldValues)
         layer.post("form-field-values", use: api.setFormFieldValues)
@@ -116,6 +117,9 @@ public func buildInstantRouters(
     let client = router.group("i/d/{documentID}")
     for layer in [client, client.group("l/{layerName}")] {
         layer.get("pdf") { request, context in try await api.clientPDF(request, context, verifier: clientVerifier) }
+        layer.get("document.pdf") { request, context in
+            try await api.clientExportedPDF(request, context, verifier: clientVerifier)
+        }
         layer.get("snapshot") { request, context in
             try await api.clientSnapshot(request, context, verifier: clientVerifier)
         }

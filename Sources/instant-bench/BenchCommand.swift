@@ -7,6 +7,8 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "instant-bench",
         abstract: "OpenInstant benchmarks (run with -c release).",
-        subcommands: [JSONBenchmark.self, PDFBenchmark.self, SyncBenchmark.self, SDKBenchmark.self]
+        subcommands: [
+            JSONBenchmark.self, PDFBenchmark.self, PDFWriteBenchmark.self, SyncBenchmark.self, SDKBenchmark.self,
+        ]
     )
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import InstantJSON
+import InstantPDF
 
 /// `instant upload FILE`: uploads a PDF to a running server.
 struct UploadCommand: AsyncParsableCommand {
@@ -54,15 +55,21 @@ struct UploadCommand: AsyncParsableCommand {
     }
 }
 
-/// `instant export ID`: downloads a layer's records as Instant JSON.
+/// `instant export`: a layer's records as Instant JSON, or the PDF with them written in, from a
+/// running server or offline from a PDF and an Instant JSON file.
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a document layer's records as an Instant JSONValue file."
+        abstract: "Export a document layer as Instant JSON, or as a PDF with its annotations (--pdf).",
+        discussion: """
+            From a running server: `instant export ID [--layer NAME] [--pdf] -o FILE`.
+            Offline, without a server: `instant export --pdf --from-pdf IN.pdf [--instant-json IN.json] -o OUT.pdf`
+            writes the Instant JSON's records into the PDF as an incremental update.
+            """
     )
 
-    @Argument(help: "The document id.")
-    var document: String
+    @Argument(help: "The document id on the server (not with --from-pdf).")
+    var document: String?
 
     @Option(help: "The layer; the default layer when omitted.")
     var layer: String?
@@ -70,11 +77,85 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The output file; standard output when omitted.")
     var output: String?
 
+    @Flag(help: "Export the PDF with the records written in, instead of Instant JSON.")
+    var pdf = false
+
+    @Option(name: .customLong("from-pdf"), help: "Offline: the PDF to write into (needs --pdf).")
+    var sourcePDF: String?
+
+    @Option(name: .customLong("instant-json"), help: "Offline: the Instant JSON to apply to the PDF's own records.")
+    var instantJSON: String?
+
+    @Option(help: "Offline: the password of an encrypted PDF.")
+    var password: String?
+
+    @Flag(help: "Draw the annotations into the pages and remove them.")
+    var flatten = false
+
+    @Flag(inversion: .prefixedNo, help: "Write the annotations.")
+    var annotations = true
+
+    @Flag(inversion: .prefixedNo, help: "Write comments as replies to their annotation.")
+    var comments = true
+
     @OptionGroup var remote: RemoteServerOptions
 
+    func validate() throws {
+        if sourcePDF == nil, document == nil {
+            throw ValidationError("Give a document id, or --from-pdf FILE to export offline.")
+        }
+        if sourcePDF != nil {
+            guard document == nil else { throw ValidationError("Give either a document id or --from-pdf, not both.") }
+            guard pdf else { throw ValidationError("--from-pdf writes a PDF: add --pdf.") }
+        } else if instantJSON != nil || password != nil {
+            throw ValidationError("--instant-json and --password are for offline exports with --from-pdf.")
+        }
+        if !pdf, flatten || !annotations || !comments {
+            throw ValidationError("--flatten, --no-annotations and --no-comments apply to PDF exports: add --pdf.")
+        }
+    }
+
     func run() async throws {
-        let answer = try await remote.send("GET", "api/documents/\(document)\(layerPath(layer))/document.json")
-        try writeOutput(answer, to: output)
+        if let sourcePDF {
+            try writeOutput(try offlinePDF(sourcePDF), to: output, endOfLine: false)
+            return
+        }
+        let base = "api/documents/\(document ?? "")\(layerPath(layer))"
+        guard pdf else {
+            try writeOutput(try await remote.send("GET", "\(base)/document.json"), to: output)
+            return
+        }
+        let query = "flatten=\(flatten)&annotations=\(annotations)&comments=\(comments)"
+        try writeOutput(try await remote.send("GET", "\(base)/pdf?\(query)"), to: output, endOfLine: false)
+    }
+
+    private func offlinePDF(_ path: String) throws -> Data {
+        let source: PDFDocument
+        do {
+            source = try PDFDocument(contentsOf: URL(fileURLWithPath: path), password: password)
+        } catch let error as PDFError {
+            throw ValidationError("Cannot open \(path): \(error.message)")
+        } catch {
+            throw ValidationError("Cannot read \(path): \(error.localizedDescription)")
+        }
+        var records = source.originalRecords()
+        if let instantJSON {
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: instantJSON))
+                records.apply(try InstantDocumentJSON.decode(data).document)
+            } catch let error as InstantJSONError {
+                throw ValidationError("\(instantJSON) is not valid Instant JSON: \(error)")
+            } catch {
+                throw ValidationError("Cannot read \(instantJSON): \(error.localizedDescription)")
+            }
+        }
+        do {
+            return try source.writing(
+                records, attachments: records.attachments.mapValues(\.data),
+                options: PDFExportOptions(flatten: flatten, includeAnnotations: annotations, includeComments: comments))
+        } catch {
+            throw ValidationError("Cannot write the PDF: \(error.message)")
+        }
     }
 }
 
@@ -82,7 +163,7 @@ struct ExportCommand: AsyncParsableCommand {
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Apply an Instant JSONValue file to a document layer (strict unless --lenient)."
+        abstract: "Apply an Instant JSON file to a document layer (strict unless --lenient)."
     )
 
     @Argument(help: "The document id.")

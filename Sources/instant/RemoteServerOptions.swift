@@ -78,11 +78,11 @@ struct RemoteServerOptions: ParsableArguments {
 }
 
 /// Writes bytes to a file, or to standard output when the path is `-` or absent.
-func writeOutput(_ data: Data, to path: String?) throws {
+func writeOutput(_ data: Data, to path: String?, endOfLine: Bool = true) throws {
     if let path, path != "-" {
         try data.write(to: URL(fileURLWithPath: path), options: .atomic)
     } else {
         FileHandle.standardOutput.write(data)
-        FileHandle.standardOutput.write(Data("\n".utf8))
+        if endOfLine { FileHandle.standardOutput.write(Data("\n".utf8)) }
     }
 }

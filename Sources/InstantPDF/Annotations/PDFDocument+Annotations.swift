@@ -16,8 +16,12 @@ extension PDFDocument {
     }
 
     /// The originals of the PDF as Instant JSON: annotations, comments (replies), form fields and
-    /// their values, and the document's `pdfId`.
+    /// their values, and the document's `pdfId`. Read the first time it is asked for, then kept.
     public func originalRecords() -> InstantDocumentJSON {
+        cachedOriginalRecords(readOriginalRecords)
+    }
+
+    private func readOriginalRecords() -> InstantDocumentJSON {
         var annotations: [Annotation] = []
         var comments: [Comment] = []
         var replies: [(Annotation, parent: Int)] = []
@@ -66,16 +70,26 @@ extension PDFDocument {
             annotations[index].isCommentThreadRoot = true
         }
         let form = formRecords()
-        return InstantDocumentJSON(
+        var document = InstantDocumentJSON(
             pdfId: pdfId, annotations: annotations, formFields: form.fields, formFieldValues: form.values,
             comments: comments)
+        for annotation in annotations where annotation.type == .image {
+            guard let number = annotation.pdfObjectId,
+                let dictionary = resolve(.reference(PDFReference(number: number, generation: 0))).dictionaryValue,
+                let image = imageAttachment(of: dictionary)
+            else { continue }
+            document.attachments[image.key] = image
+        }
+        return document
     }
 
     func annotation(_ dictionary: PDFDictionary, number: Int, page: PDFPage, space: PageSpace) -> Annotation? {
         let subtype = dictionary["Subtype"]?.nameValue ?? ""
         if subtype == "Popup" { return nil }
         guard let rect = PDFRect(dictionary["Rect"] ?? .null, resolve: resolve) else { return nil }
-        let type = Self.instantType(subtype: subtype)
+        // ISO 32000-2 gives stamps an intent; image stamps become image annotations.
+        let isImage = subtype == "Stamp" && dictionary["IT"]?.nameValue == "StampImage"
+        let type = isImage ? .image : Self.instantType(subtype: subtype)
         var annotation = Annotation(type: type, pageIndex: page.index, bbox: space.rect(rect), id: String(number))
         annotation.pdfObjectId = number
         func text(_ key: String) -> String? { resolve(dictionary[key] ?? .null).textValue }
@@ -166,6 +180,12 @@ extension PDFDocument {
             }
             annotation.color = color
             annotation.note = contents
+        case .image:
+            if let image = imageAttachment(of: dictionary) {
+                annotation.imageAttachmentId = image.key
+                annotation.contentType = image.contentType
+            }
+            annotation.note = contents
         case .link:
             if let action = action(dictionary["A"]) ?? destinationAction(dictionary["Dest"]) {
                 annotation.action = action
@@ -188,6 +208,24 @@ extension PDFDocument {
             annotation.customData = ["pdfSubtype": .string(subtype)]
         }
         return annotation
+    }
+
+    /// The JPEG of an image stamp's appearance (an image XObject with `/DCTDecode`), which is the
+    /// attachment the writer embedded; other images cannot be given back as a file.
+    func imageAttachment(of dictionary: PDFDictionary) -> Attachment? {
+        guard let normal = resolve(dictionary["AP"] ?? .null).dictionaryValue?["N"],
+            let form = resolve(normal).dictionaryValue,
+            let xObjects = resolve(resolve(form["Resources"] ?? .null).dictionaryValue?["XObject"] ?? .null)
+                .dictionaryValue
+        else { return nil }
+        for key in xObjects.entries.keys.sorted() {
+            guard case .stream(let image) = resolve(xObjects[key] ?? .null),
+                image.dictionary["Subtype"]?.nameValue == "Image",
+                resolve(image.dictionary["Filter"] ?? .null).nameValue == "DCTDecode"
+            else { continue }
+            return Attachment(data: image.rawData, contentType: "image/jpeg")
+        }
+        return nil
     }
 
     static func instantType(subtype: String) -> AnnotationType {

@@ -141,4 +141,16 @@ struct PageSpace {
     func points(_ flat: [Double]) -> [Point] {
         stride(from: 0, to: flat.count - 1, by: 2).map { point(flat[$0], flat[$0 + 1]) }
     }
+
+    /// The inverse of ``point(_:_:)``: an Instant JSON page-space point in PDF user space.
+    func userPoint(_ point: Point) -> (x: Double, y: Double) {
+        (point.x + cropBox.minX, cropBox.maxY - point.y)
+    }
+
+    /// The inverse of ``rect(_:)``: an Instant JSON page-space rectangle in PDF user space.
+    func userRect(_ rect: Rect) -> PDFRect {
+        PDFRect(
+            minX: rect.left + cropBox.minX, minY: cropBox.maxY - rect.top - rect.height,
+            maxX: rect.left + rect.width + cropBox.minX, maxY: cropBox.maxY - rect.top)
+    }
 }

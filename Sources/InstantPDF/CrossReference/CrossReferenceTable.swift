@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where each object of a file is: the merged cross-reference sections of the file (ISO 32000-1, 7.5.4,
 /// 7.5.8), newest entry first.
 struct CrossReferenceTable {
@@ -177,7 +179,8 @@ extension PDFDocumentReader {
         var table = CrossReferenceTable()
         for (number, location) in offsets { table.addIfAbsent(number, .offset(location.0, generation: location.1)) }
         // Objects inside object streams, and the trailer of files that only have xref streams.
-        for (number, location) in offsets.sorted(by: { $0.key < $1.key }) {
+        for (number, location) in offsets.sorted(by: { $0.key < $1.key })
+        where mayBeObjectOrCrossReferenceStream(at: location.0) {
             var parser = PDFParser(bytes: bytes, position: location.0)
             guard let (_, object) = try? parser.readIndirectObject(), let stream = object.streamValue else { continue }
             switch stream.dictionary.type {
@@ -203,33 +206,53 @@ extension PDFDocumentReader {
     /// dictionary that names a catalog.
     func scanObjectOffsets() -> (offsets: [Int: (Int, Int)], trailer: PDFDictionary) {
         var offsets: [Int: (Int, Int)] = [:]
+        for index in occurrences(of: "obj")
+        where index + 3 == bytes.count || !PDFParser.isRegular(bytes[index + 3]) {
+            if let header = objectHeader(endingBefore: index) {
+                offsets[header.number] = (header.offset, header.generation)
+            }
+        }
         var trailer = PDFDictionary()
-        let obj = Array("obj".utf8)
-        let trailerKeyword = Array("trailer".utf8)
-        var index = 0
-        let count = bytes.count
-        while index < count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "o"), index + 3 <= count, bytes[index + 1] == obj[1], bytes[index + 2] == obj[2],
-                index + 3 == count || !PDFParser.isRegular(bytes[index + 3])
-            {
-                if let header = objectHeader(endingBefore: index) {
-                    offsets[header.number] = (header.offset, header.generation)
-                }
-                index += 3
-                continue
+        for index in occurrences(of: "trailer") {
+            var parser = PDFParser(bytes: bytes, position: index + 7)
+            if case .dictionary(let dictionary)? = try? parser.readObject(), dictionary["Root"] != nil {
+                trailer = dictionary
             }
-            if byte == UInt8(ascii: "t"), index + 7 <= count, bytes[index..<index + 7].elementsEqual(trailerKeyword) {
-                var parser = PDFParser(bytes: bytes, position: index + 7)
-                if case .dictionary(let dictionary)? = try? parser.readObject(), dictionary["Root"] != nil {
-                    trailer = dictionary
-                }
-                index += 7
-                continue
-            }
-            index += 1
         }
         return (offsets, trailer)
+    }
+
+    /// The offsets of every occurrence of `keyword` in the file (or in `range` of it), found with
+    /// the C library's `memchr`, which skips many bytes at a time, for the keyword's first byte.
+    private func occurrences(of keyword: String, in range: Range<Int>? = nil) -> [Int] {
+        let needle = Array(keyword.utf8)
+        let range = range ?? 0..<bytes.count
+        return bytes.withUnsafeBytes { buffer -> [Int] in
+            guard let base = buffer.baseAddress, range.count >= needle.count else { return [] }
+            var found: [Int] = []
+            var start = range.lowerBound
+            let last = range.upperBound - needle.count
+            while start <= last, let match = memchr(base + start, Int32(needle[0]), last - start + 1) {
+                let offset = base.distance(to: UnsafeRawPointer(match))
+                if needle.indices.dropFirst().allSatisfy({ buffer[offset + $0] == needle[$0] }) {
+                    found.append(offset)
+                    start = offset + needle.count
+                } else {
+                    start = offset + 1
+                }
+            }
+            return found
+        }
+    }
+
+    /// Whether the object at `offset` can be an object stream or a cross-reference stream: its
+    /// dictionary, up to the `stream` keyword, names one of those types. Checking the bytes first
+    /// spares parsing every object of a large file.
+    private func mayBeObjectOrCrossReferenceStream(at offset: Int) -> Bool {
+        let window = offset..<min(bytes.count, offset + 4096)
+        guard let streamKeyword = occurrences(of: "stream", in: window).first else { return false }
+        let header = offset..<streamKeyword
+        return !occurrences(of: "/ObjStm", in: header).isEmpty || !occurrences(of: "/XRef", in: header).isEmpty
     }
 
     /// The object header `N G` just before an `obj` keyword at `index`.

@@ -7,8 +7,15 @@ import InstantJSON
 /// updates); when they are missing or wrong, the reader rebuilds them by scanning the file and
 /// records a warning. Objects are read lazily and cached. Safe to use from several tasks.
 public final class PDFDocument: @unchecked Sendable {
-    private let reader: PDFDocumentReader
+    /// Reads the file's objects; its table and security handler are set once, while opening.
+    let reader: PDFDocumentReader
     private let lock = NSLock()
+    /// Whether the cross-reference table was rebuilt by scanning (the file's own is damaged).
+    let crossReferenceWasRebuilt: Bool
+
+    /// ``originalRecords()``, read once.
+    private var cachedOriginals: InstantDocumentJSON?
+    private let cacheLock = NSLock()
 
     /// Problems that were worked around while opening, such as a rebuilt cross-reference table.
     public private(set) var warnings: [String] = []
@@ -25,14 +32,18 @@ public final class PDFDocument: @unchecked Sendable {
     ///   ``PDFError/Code/passwordRequired`` for an encrypted file whose user password is not empty
     ///   when `password` is neither its user nor its owner password, and
     ///   ``PDFError/Code/unsupportedEncryption`` for security handlers other than the standard one.
-    public init(data: Data, password: String? = nil) throws(PDFError) {
-        let bytes = [UInt8](data)
+    public convenience init(data: Data, password: String? = nil) throws(PDFError) {
+        try self.init(bytes: [UInt8](data), password: password)
+    }
+
+    init(bytes: [UInt8], password: String?) throws(PDFError) {
         let reader = PDFDocumentReader(bytes: bytes)
         self.reader = reader
         guard Self.findHeader(bytes) != nil || bytes.count > 0 else {
             throw PDFError(.notAPDF, "the file is empty")
         }
         var warnings: [String] = []
+        var rebuilt = false
         do throws(PDFError) {
             reader.table = try reader.readCrossReferenceChain()
             if reader.resolve(reader.table.trailer["Root"] ?? .null).dictionaryValue == nil {
@@ -45,7 +56,9 @@ public final class PDFDocument: @unchecked Sendable {
             warnings.append(
                 "the cross-reference table is damaged (\(error.message)); it was rebuilt by scanning the file")
             reader.table = try reader.rebuildCrossReference()
+            rebuilt = true
         }
+        crossReferenceWasRebuilt = rebuilt
         var trailer = reader.table.trailer
         if reader.resolve(trailer["Root"] ?? .null).dictionaryValue == nil {
             // Last resort: a catalog object anywhere in the file.
@@ -75,9 +88,33 @@ public final class PDFDocument: @unchecked Sendable {
         self.warnings = warnings
     }
 
-    /// Opens the PDF file at a path.
+    /// Opens the PDF file at a path, reading it once into memory.
     public convenience init(contentsOf url: URL, password: String? = nil) throws {
-        try self.init(data: Data(contentsOf: url, options: .mappedIfSafe), password: password)
+        try self.init(bytes: Self.read(url), password: password)
+    }
+
+    /// The bytes of a file, read straight into an array (no intermediate copy).
+    private static func read(_ url: URL) throws -> [UInt8] {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        let size = Int(try handle.seekToEnd())
+        try handle.seek(toOffset: 0)
+        let descriptor = handle.fileDescriptor
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let result = Foundation.read(descriptor, buffer.baseAddress! + count, size - count)
+                if result < 0, errno == EINTR { continue }
+                guard result > 0 else {
+                    failure = result < 0 ? errno : 0
+                    break
+                }
+                count += result
+            }
+        }
+        if failure != 0 { throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
+        return bytes
     }
 
     static func findHeader(_ bytes: [UInt8]) -> Int? {
@@ -86,6 +123,19 @@ public final class PDFDocument: @unchecked Sendable {
         guard limit >= 0 else { return nil }
         for index in 0...limit where bytes[index..<index + header.count].elementsEqual(header) { return index }
         return nil
+    }
+
+    /// The result of `read` the first time, afterwards the same value without reading again.
+    func cachedOriginalRecords(_ read: () -> InstantDocumentJSON) -> InstantDocumentJSON {
+        cacheLock.lock()
+        let cached = cachedOriginals
+        cacheLock.unlock()
+        if let cached { return cached }
+        let records = read()
+        cacheLock.lock()
+        cachedOriginals = records
+        cacheLock.unlock()
+        return records
     }
 
     /// The number of pages.

@@ -18,6 +18,8 @@ public struct PDFError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let passwordRequired = Code(rawValue: "passwordRequired")
         /// The file is encrypted with a security handler this reader does not support.
         public static let unsupportedEncryption = Code(rawValue: "unsupportedEncryption")
+        /// A record cannot be written into this PDF (for example, it is on a page the PDF does not have).
+        public static let unwritableRecord = Code(rawValue: "unwritableRecord")
     }
 
     public var code: Code

@@ -43,6 +43,23 @@ enum StreamFilters {
         }
     }
 
+    /// Compresses bytes for `/FlateDecode` (zlib format, default level).
+    static func deflate(_ bytes: [UInt8]) -> [UInt8] {
+        var capacity = compressBound(uLong(bytes.count))
+        var output = [UInt8](repeating: 0, count: Int(capacity))
+        let status = output.withUnsafeMutableBufferPointer { outputBuffer in
+            bytes.withUnsafeBufferPointer { inputBuffer in
+                compress2(
+                    outputBuffer.baseAddress, &capacity, inputBuffer.baseAddress, uLong(inputBuffer.count),
+                    Z_DEFAULT_COMPRESSION)
+            }
+        }
+        // compress2 cannot fail with a buffer of compressBound bytes; memory exhaustion traps anyway.
+        precondition(status == Z_OK, "zlib compress2 failed with status \(status)")
+        output.removeSubrange(Int(capacity)...)
+        return output
+    }
+
     static func inflate(_ data: Data) throws(PDFError) -> Data {
         guard !data.isEmpty else { return Data() }
         var stream = z_stream()

@@ -125,20 +125,40 @@ struct StandardSecurityHandler {
     /// Decrypts a string or stream of the object `number generation`.
     func decrypt(_ data: Data, number: Int, generation: Int, isStream: Bool) -> Data {
         let method = isStream ? streamMethod : stringMethod
+        let key = objectKey(method, number: number, generation: generation)
         switch method {
-        case .identity:
-            return data
-        case .aes256:
-            return Self.aesDecrypt(data, key: fileKey)
-        case .rc4, .aes128:
-            var input = fileKey
-            input += [UInt8(number & 0xFF), UInt8(number >> 8 & 0xFF), UInt8(number >> 16 & 0xFF)]
-            input += [UInt8(generation & 0xFF), UInt8(generation >> 8 & 0xFF)]
-            if method == .aes128 { input += Array("sAlT".utf8) }
-            let objectKey = Array(Insecure.MD5.hash(data: input).prefix(min(fileKey.count + 5, 16)))
-            return method == .rc4
-                ? Data(RC4.apply(objectKey, to: [UInt8](data))) : Self.aesDecrypt(data, key: objectKey)
+        case .identity: return data
+        case .rc4: return Data(RC4.apply(key, to: [UInt8](data)))
+        case .aes128, .aes256: return Self.aesDecrypt(data, key: key)
         }
+    }
+
+    /// Encrypts a string or stream of the object `number generation` for writing, with the same
+    /// method and key the file's readers use; AES output starts with a random 16-byte IV.
+    func encrypt(_ data: Data, number: Int, generation: Int, isStream: Bool) -> Data {
+        let method = isStream ? streamMethod : stringMethod
+        let key = objectKey(method, number: number, generation: generation)
+        switch method {
+        case .identity: return data
+        case .rc4: return Data(RC4.apply(key, to: [UInt8](data)))
+        case .aes128, .aes256:
+            var generator = SystemRandomNumberGenerator()
+            let ivBytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            guard let iv = try? AES._CBC.IV(ivBytes: ivBytes),
+                let encrypted = try? AES._CBC.encrypt(data, using: SymmetricKey(data: key), iv: iv)
+            else { return Data() }
+            return Data(ivBytes) + encrypted
+        }
+    }
+
+    /// The key of one object (algorithm 1 of ISO 32000-1, 7.6.2); AES-256 uses the file key itself.
+    private func objectKey(_ method: Method, number: Int, generation: Int) -> [UInt8] {
+        guard method == .rc4 || method == .aes128 else { return fileKey }
+        var input = fileKey
+        input += [UInt8(number & 0xFF), UInt8(number >> 8 & 0xFF), UInt8(number >> 16 & 0xFF)]
+        input += [UInt8(generation & 0xFF), UInt8(generation >> 8 & 0xFF)]
+        if method == .aes128 { input += Array("sAlT".utf8) }
+        return Array(Insecure.MD5.hash(data: input).prefix(min(fileKey.count + 5, 16)))
     }
 
     /// AES-CBC with the IV in the first 16 bytes and PKCS#7 padding; damaged data decrypts to nothing.

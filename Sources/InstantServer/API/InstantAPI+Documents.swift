@@ -147,22 +147,6 @@ extension InstantAPI {
         return Self.data([:])
     }
 
-    /// `GET /api/documents/{id}/pdf`: `?source=true` gives the uploaded file (Range, ETag).
-    /// Also `GET /api/documents/{id}/layers/{name}/pdf`: every layer shares the document's PDF.
-    func documentPDF(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
-        let document = try await requireDocument(try documentID(context))
-        try await requireLayer(documentID: document.id, name: try layerName(context))
-        let source = request.uri.queryParameters["source"].map { $0 == "true" || $0 == "1" } ?? false
-        guard source else {
-            throw APIError(
-                .notImplemented,
-                "Exporting the PDF with its annotations needs the PDF writer, which this server does not have yet. "
-                    + "Ask for the uploaded original with ?source=true, or export the records with document.json."
-            )
-        }
-        return try await pdfResponse(document, request: request)
-    }
-
     /// The uploaded PDF with `ETag`, `If-None-Match` and single `Range` support.
     func pdfResponse(_ document: StoredDocument, request: Request) async throws -> Response {
         guard let pdf = try await storage.pdf(sha256: document.sourcePDFSHA256) else {

@@ -1,0 +1,194 @@
+import Foundation
+import InstantJSON
+import Testing
+
+@testable import InstantPDF
+
+@Suite("PDF writer: records into a PDF as an incremental update")
+struct PDFWriterTests {
+    static func open(_ path: String) throws -> PDFDocument {
+        try PDFDocument(data: Corpus.data(Corpus.Entry(path: path, open: "ok")))
+    }
+
+    static func everyTypeRecords() -> InstantDocumentJSON {
+        let attachment = Attachment(data: WriterFixtures.jpeg, contentType: "image/jpeg")
+        var records = InstantDocumentJSON(annotations: WriterFixtures.everyType(jpegKey: attachment.key))
+        records.attachments[attachment.key] = attachment
+        return records
+    }
+
+    /// Every type written as a new annotation reads back as the same record (up to its new id).
+    @Test func everyTypeRoundTrips() throws {
+        let original = try Self.open(WriterFixtures.plainPDF)
+        let records = Self.everyTypeRecords()
+        let written = try original.writing(records, attachments: [records.attachments.keys.first!: WriterFixtures.jpeg])
+        let reread = try PDFDocument(data: written)
+        #expect(reread.warnings.isEmpty)
+        let read = reread.originalRecords()
+        #expect(read.annotations.count == records.annotations.count)
+        for expected in records.annotations {
+            let actual = read.annotations.first { $0.name == expected.name }
+            #expect(actual.map(WriterFixtures.normalised) == WriterFixtures.normalised(expected), "\(expected.type)")
+            #expect(actual?.pdfObjectId != nil && actual?.id == actual?.pdfObjectId.map(String.init))
+        }
+        // The image comes back as the attachment that was embedded.
+        #expect(read.attachments.values.first?.data == WriterFixtures.jpeg)
+    }
+
+    /// The update leaves the original bytes untouched and chains to them.
+    @Test func updateIsIncremental() throws {
+        let bytes = try Corpus.data(Corpus.Entry(path: WriterFixtures.plainPDF, open: "ok"))
+        let original = try PDFDocument(data: bytes)
+        let written = try original.writing(Self.everyTypeRecords())
+        #expect(written.prefix(bytes.count) == bytes)
+        let reread = try PDFDocument(data: written)
+        #expect(reread.trailer["Prev"]?.intValue == original.reader.findStartXRef())
+        #expect(reread.trailer["Root"] == original.trailer["Root"])
+        #expect(reread.pdfId?.permanent == original.pdfId?.permanent)
+        #expect(reread.pdfId?.changing != original.pdfId?.changing)
+        #expect(reread.pageCount == original.pageCount)
+        let tail = String(decoding: written.suffix(from: bytes.count), as: UTF8.self)
+        #expect(tail.contains("\nxref\n") && tail.hasSuffix("%%EOF\n"))
+    }
+
+    /// A file whose newest cross-reference section is a stream gets a stream.
+    @Test func streamFilesGetAStream() throws {
+        let bytes = try Corpus.data(Corpus.Entry(path: WriterFixtures.streamPDF, open: "ok"))
+        let original = try PDFDocument(data: bytes)
+        var note = WriterFixtures.base(.note, "n", left: 10, top: 10, width: 20, height: 20)
+        note.text = AnnotationText(value: "hi")
+        let written = try original.writing(InstantDocumentJSON(annotations: [note]))
+        let tail = String(decoding: written.suffix(from: bytes.count), as: UTF8.self)
+        #expect(!tail.contains("\nxref\n") && tail.contains("/Type /XRef"))
+        let reread = try PDFDocument(data: written)
+        #expect(reread.warnings.isEmpty)
+        #expect(reread.annotations().map(\.name) == ["n"])
+    }
+
+    /// Unchanged originals are not written again; changed ones keep their number; missing ones
+    /// are deleted and their objects freed.
+    @Test func originalsChangeInPlaceOrAreDeleted() throws {
+        let path = "pdfium/testing/resources/annotation_stamp_with_ap.pdf"
+        let original = try Self.open(path)
+        var records = original.originalRecords()
+        try #require(records.annotations.count == 2)
+        let unchanged = try original.incrementalUpdate(records)
+        #expect(!String(decoding: unchanged, as: UTF8.self).contains(" obj"))
+
+        let kept = records.annotations[0]
+        let deleted = records.annotations[1]
+        records.annotations = [kept]
+        records.annotations[0].note = "changed"
+        let reread = try PDFDocument(data: original.writing(records))
+        let read = reread.annotations()
+        #expect(read.map(\.pdfObjectId) == [kept.pdfObjectId])
+        #expect(read.first?.note == "changed")
+        #expect(read.first?.stampType == kept.stampType)
+        let freed = PDFReference(number: deleted.pdfObjectId!, generation: 0)
+        #expect(reread.object(freed) == .null)
+    }
+
+    /// Comments become replies (`/IRT`) with popups and read back as the thread.
+    @Test func commentsBecomeReplies() throws {
+        let original = try Self.open(WriterFixtures.plainPDF)
+        var root = WriterFixtures.base(.rectangle, "root", left: 100, top: 100)
+        root.strokeColor = RGBColor(red: 0, green: 0, blue: 0)
+        root.strokeWidth = 1
+        var first = InstantJSON.Comment(rootId: "root", pageIndex: 0, text: AnnotationText(value: "First"), id: "c1")
+        first.creatorName = "Ada"
+        let second = InstantJSON.Comment(rootId: "root", pageIndex: 0, text: AnnotationText(value: "Second"), id: "c2")
+        let written = try original.writing(InstantDocumentJSON(annotations: [root], comments: [first, second]))
+        let read = try PDFDocument(data: written).originalRecords()
+        let rootID = try #require(read.annotations.first { $0.name == "root" }?.id)
+        #expect(read.annotations.count == 1)
+        #expect(read.comments.map(\.text?.value) == ["First", "Second"])
+        #expect(read.comments.allSatisfy { $0.rootId == rootID })
+        #expect(read.comments.first?.creatorName == "Ada")
+        let withoutComments = try original.writing(
+            InstantDocumentJSON(annotations: [root], comments: [first]), options: .init(includeComments: false))
+        #expect(try PDFDocument(data: withoutComments).originalRecords().comments.isEmpty)
+    }
+
+    /// Form values go into their fields.
+    @Test func formValuesAreWritten() throws {
+        let original = try Self.open("pdfium/testing/resources/text_form_multiple.pdf")
+        var records = original.originalRecords()
+        let name = try #require(records.formFields.first { $0.kind == .text }?.name)
+        let index = try #require(records.formFieldValues.firstIndex { $0.name == name })
+        records.formFieldValues[index] = FormFieldValue(name: name, value: "Grüße")
+        let written = try original.writing(records)
+        let reread = try PDFDocument(data: written)
+        #expect(reread.originalRecords().formFieldValues.first { $0.name == name }?.value == "Grüße")
+        let form = reread.resolve(reread.catalog["AcroForm"] ?? .null).dictionaryValue
+        #expect(form?["NeedAppearances"] == .bool(true))
+    }
+
+    /// Flattening draws the annotations into the page and removes them.
+    @Test func flattenDrawsIntoThePage() throws {
+        let original = try Self.open(WriterFixtures.plainPDF)
+        let written = try original.writing(Self.everyTypeRecords(), options: .init(flatten: true))
+        let reread = try PDFDocument(data: written)
+        let remaining = reread.annotations()
+        #expect(remaining.allSatisfy { $0.type == .link })
+        let page = reread.pages[0]
+        let contents = try #require(reread.resolve(page.dictionary["Contents"] ?? .null).arrayValue)
+        let last = try #require(reread.resolve(contents.last!).streamValue)
+        let drawn = String(decoding: try reread.decodedData(of: last), as: UTF8.self)
+        #expect(drawn.components(separatedBy: " Do").count - 1 == Self.everyTypeRecords().annotations.count - 2)
+    }
+
+    /// Encrypted files stay encrypted with their handler: RC4, AES-128 with a user password, and
+    /// AES-256 (R6) opened with its owner password.
+    @Test(arguments: [
+        ("pypdf/resources/encryption/r3-empty-password.pdf", ""),
+        ("pypdf/resources/encryption/r4-aes-user-password.pdf", "asdfzxcv"),
+        ("pypdf/resources/encryption/r6-user-password.pdf", "asdfzxcv"),
+    ])
+    func encryptedFilesStayEncrypted(path: String, password: String) throws {
+        let bytes = try Corpus.data(Corpus.Entry(path: path, open: "ok"))
+        let original = try PDFDocument(data: bytes, password: password)
+        var note = WriterFixtures.base(.note, "secret", left: 10, top: 10, width: 20, height: 20)
+        note.text = AnnotationText(value: "Encrypted text")
+        let written = try original.writing(InstantDocumentJSON(annotations: [note]))
+        #expect(!String(decoding: written, as: UTF8.self).contains("Encrypted text"))
+        let reread = try PDFDocument(data: written, password: password)
+        #expect(reread.annotations().first?.text?.value == "Encrypted text")
+        #expect(reread.trailer["Encrypt"] != nil)
+        // A file that needed its password still does.
+        let neededPassword = (try? PDFDocument(data: bytes)) == nil
+        #expect(((try? PDFDocument(data: written)) == nil) == neededPassword)
+    }
+
+    /// A record on a page the PDF does not have is a clear error.
+    @Test func recordOnMissingPageIsAnError() throws {
+        let original = try Self.open(WriterFixtures.plainPDF)
+        var note = WriterFixtures.base(.note, "n", left: 10, top: 10)
+        note.pageIndex = 3
+        #expect {
+            try original.writing(InstantDocumentJSON(annotations: [note]))
+        } throws: { error in
+            (error as? PDFError)?.code == .unwritableRecord
+                && (error as? PDFError)?.message.contains("has 1 pages") == true
+        }
+    }
+
+    /// The serializer writes numbers, names and strings every reader parses back the same.
+    @Test func serializedObjectsParseBack() throws {
+        let object = PDFObject.dictionary(
+            PDFDictionary([
+                "Name": .name("A B#(c)/é"), "Real": .real(-0.000_000_1), "Small": .real(1.25),
+                "Text": .string(Data("(nested) \\ back\nline".utf8)), "Binary": .string(Data([0, 255, 16])),
+                "List": .array([.integer(-3), .bool(true), .null, .reference(PDFReference(number: 7, generation: 2))]),
+            ]))
+        var parser = PDFParser(bytes: PDFSerializer.bytes(object))
+        let parsed = try parser.readObject()
+        var expected = object.dictionaryValue!
+        expected["Real"] = .integer(0)
+        #expect(parsed.dictionaryValue?.entries.count == expected.entries.count)
+        for (key, value) in expected.entries {
+            let actual = parsed.dictionaryValue?[key]
+            #expect(
+                actual == value || (actual?.doubleValue != nil && actual?.doubleValue == value.doubleValue), "\(key)")
+        }
+    }
+}
