@@ -17,8 +17,18 @@ public final class PDFDocument: @unchecked Sendable {
     private var cachedOriginals: InstantDocumentJSON?
     private let cacheLock = NSLock()
 
-    /// Problems that were worked around while opening, such as a rebuilt cross-reference table.
-    public private(set) var warnings: [String] = []
+    /// Problems worked around while opening (such as a rebuilt cross-reference table) and, once
+    /// objects have been read, objects that were not where the cross-reference table said and
+    /// were found by scanning the file.
+    public var warnings: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return openingWarnings
+            + reader.recoveredObjects.sorted().map {
+                "object \($0) was not at its cross-reference offset; it was found by scanning the file"
+            }
+    }
+    private let openingWarnings: [String]
     /// The trailer dictionary (for files with cross-reference streams, the stream's dictionary).
     public let trailer: PDFDictionary
     /// The pages, in order.
@@ -85,7 +95,7 @@ public final class PDFDocument: @unchecked Sendable {
             throw PDFError(.damaged, "the document catalog could not be read (or decrypted)")
         }
         self.pages = PDFPage.collect(in: reader, catalog: catalog, warnings: &warnings)
-        self.warnings = warnings
+        self.openingWarnings = warnings
     }
 
     /// Opens the PDF file at a path, reading it once into memory.

@@ -13,6 +13,8 @@ final class PDFDocumentReader {
     var security: StandardSecurityHandler?
     /// The object number of the /Encrypt dictionary, whose strings are not encrypted.
     var encryptObjectNumber: Int?
+    /// Objects found by scanning because their cross-reference offset was wrong.
+    private(set) var recoveredObjects = Set<Int>()
     /// Where each object really is, found by scanning the file the first time an offset is wrong.
     private lazy var scannedOffsets: [Int: (Int, Int)] = scanObjectOffsets().offsets
 
@@ -33,6 +35,7 @@ final class PDFDocumentReader {
             } else if let recovered = scannedOffsets[number]?.0, recovered != offset {
                 // The cross-reference offset is wrong: use where the object really is.
                 object = (try? readObject(at: recovered, expecting: number)) ?? .null
+                if object != .null { recoveredObjects.insert(number) }
             }
             if let security, number != encryptObjectNumber {
                 object = decrypt(object, with: security, number: number, generation: reference.generation, depth: 0)
