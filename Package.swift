@@ -98,6 +98,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Replays PDFs through the reader; with `--sanitize fuzzer -Xswiftc -DFUZZING`, the
+        // libFuzzer target (Fuzz/README.md).
+        .executableTarget(name: "instant-pdf-fuzz", dependencies: ["InstantJSON", "InstantPDF"]),
         .executableTarget(
             name: "instant-bench",
             dependencies: [

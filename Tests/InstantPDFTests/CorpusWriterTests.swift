@@ -80,4 +80,33 @@ struct CorpusWriterTests {
         #expect(problems.isEmpty, "\(problems.count) problems:\n\(problems.joined(separator: "\n"))")
         #expect(rewritten > 60)
     }
+
+    /// Every corpus file that opens (damaged, encrypted with the empty password, without /ID, …)
+    /// takes a new note, editable and flattened, and the result opens with the note in it.
+    @Test func everyCorpusFileTakesANote() throws {
+        var problems: [String] = []
+        var written = 0
+        for entry in Corpus.entries {
+            guard let document = try? PDFDocument(data: Corpus.data(entry)), document.pageCount > 0 else { continue }
+            var note = Annotation(type: .note, pageIndex: 0, bbox: Rect(left: 10, top: 10, width: 20, height: 20))
+            note.text = AnnotationText(value: "added")
+            var records = document.originalRecords()
+            records.annotations.append(note)
+            for flatten in [false, true] {
+                do {
+                    let output = try document.writing(records, options: PDFExportOptions(flatten: flatten))
+                    let reread = try PDFDocument(data: output)
+                    let notes = reread.annotations().filter { $0.text?.value == "added" }
+                    if notes.count != (flatten ? 0 : 1) {
+                        problems.append("\(entry.path): \(notes.count) notes, flatten \(flatten)")
+                    }
+                } catch {
+                    problems.append("\(entry.path) (flatten \(flatten)): \(error)")
+                }
+            }
+            written += 1
+        }
+        #expect(problems.isEmpty, "\(problems.count) problems:\n\(problems.joined(separator: "\n"))")
+        #expect(written > 300)
+    }
 }

@@ -161,6 +161,8 @@ struct IncrementalUpdate {
         }
         let ids = document.resolve(document.trailer["ID"] ?? .null).arrayValue ?? []
         let permanent = ids.first.flatMap { document.resolve($0).stringData }
+        // The file key of an encrypted file depends on its first id: a file without one keeps none.
+        if permanent == nil, document.reader.security != nil { return trailer }
         var hasher = Insecure.MD5()
         hasher.update(data: permanent ?? Data())
         hasher.update(data: Data(String(document.reader.bytes.count).utf8))
