@@ -246,4 +246,16 @@ struct GoldenRecordTests {
         #expect(values["Checkbox"]?.value == .null)
         #expect(values["radioButton"]?.value == "value3")  // /V /value3
     }
+
+    /// Two stamps by Apple's PDFKit without /Name (so the default, Draft), with an /M that is not
+    /// a date (`D:201706071721Z00'00'`: a `Z` where the seconds belong), so no `updatedAt`.
+    @Test func stampsWithoutNameOrValidDate() throws {
+        let stamps = try records("pdfium/testing/resources/annotation_stamp_with_ap.pdf").annotations
+        #expect(stamps.map(\.type) == [.stamp, .stamp])
+        #expect(stamps.map(\.id) == ["29", "30"])
+        #expect(stamps.allSatisfy { $0.stampType == .draft && $0.updatedAt == nil && $0.note == "" })
+        // /Rect [57.522725 433.363646 584.637036 680.475257] on an 842-point page, to 1/10,000 pt.
+        #expect(stamps[0].bbox == Rect(left: 57.5227, top: 161.5247, width: 527.1143, height: 247.1116))
+        #expect(stamps[1].bbox == Rect(left: 349.5274, top: 226.3295, width: 8, height: 8))
+    }
 }
