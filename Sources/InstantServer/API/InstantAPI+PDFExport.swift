@@ -68,10 +68,12 @@ extension InstantAPI {
         if let upload {
             try Self.apply(upload.body, contentType: upload.contentType, pageCount: document.pageCount, to: &records)
         }
-        let output: Data
+        // The answer is the stored file followed by the update, without joining them first.
+        let update: Data
         do {
             let pdf = try PDFDocument(data: source)
-            output = try pdf.writing(records, attachments: records.attachments.mapValues(\.data), options: options)
+            update = try pdf.incrementalUpdate(
+                records, attachments: records.attachments.mapValues(\.data), options: options)
         } catch {
             throw APIError.unprocessable("The PDF of document '\(document.id)' could not be written: \(error)")
         }
@@ -83,7 +85,7 @@ extension InstantAPI {
                 .contentType: "application/pdf",
                 .contentDisposition: "attachment; filename=\"\(name).pdf\"",
             ],
-            body: .init(byteBuffer: ByteBuffer(bytes: output)))
+            body: .init(contentsOf: [ByteBuffer(bytes: source), ByteBuffer(bytes: update)]))
     }
 
     /// `records` with the Instant JSON of a `pdf_with_instant_json` request applied: a multipart
