@@ -168,6 +168,37 @@ struct PDFWriterToolTests {
     }
 }
 
+extension PDFWriterToolTests {
+    /// A text field's new value shows when Poppler renders the page (`/NeedAppearances`).
+    @Test func pdftoppmShowsANewFormValue() throws {
+        let original = try PDFWriterTests.open("pdfium/testing/resources/text_form_multiple.pdf")
+        var records = original.originalRecords()
+        let index = try #require(records.formFieldValues.firstIndex { $0.name == "Text Box" })
+        records.formFieldValues[index] = FormFieldValue(name: "Text Box", value: "HELLO WORLD")
+        func darkPixelsInField(_ data: Data) throws -> Int {
+            let url = try Self.temporaryFile(data)
+            let prefix = url.deletingPathExtension().path
+            defer { for path in [url.path, prefix + ".ppm"] { try? FileManager.default.removeItem(atPath: path) } }
+            #expect(try Self.run("pdftoppm", ["-r", "72", "-singlefile", url.path, prefix]).status == 0)
+            let image = try PPMImage(contentsOf: URL(fileURLWithPath: prefix + ".ppm"))
+            // The field's /Rect [100 100 200 130] on a 300-point page: rows 170–200 of the image.
+            var dark = 0
+            for y in 171..<199 {
+                for x in 101..<199 {
+                    let pixel = image.pixel(x: x, y: y)
+                    if pixel.0 + pixel.1 + pixel.2 < 300 { dark += 1 }
+                }
+            }
+            return dark
+        }
+        let before = try darkPixelsInField(
+            try Corpus.data(Corpus.Entry(path: "pdfium/testing/resources/text_form_multiple.pdf", open: "ok")))
+        let after = try darkPixelsInField(try original.writing(records))
+        #expect(before == 0)
+        #expect(after > 50, "the value's glyphs are drawn in the field: \(after) dark pixels")
+    }
+}
+
 /// A binary PPM (P6) image as pdftoppm writes it.
 struct PPMImage {
     var width: Int
