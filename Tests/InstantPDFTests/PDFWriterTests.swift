@@ -159,6 +159,25 @@ struct PDFWriterTests {
         #expect(((try? PDFDocument(data: written)) == nil) == neededPassword)
     }
 
+    /// Found by fuzzing: a damaged encrypted file whose page tree points at the encryption
+    /// dictionary. Adding a note to that "page" would rewrite the dictionary and lock the file;
+    /// it is refused instead.
+    @Test func theEncryptionDictionaryIsNeverRewritten() throws {
+        var bytes = try Corpus.data(Corpus.Entry(path: "pypdf/resources/encryption/r3-empty-password.pdf", open: "ok"))
+        let kids = try #require(bytes.range(of: Data("/Kids [ 6 0 R ]".utf8)))
+        bytes.replaceSubrange(kids, with: Data("/Kids [15 0 R ]".utf8))
+        let document = try PDFDocument(data: bytes)
+        try #require(document.pageCount == 1)
+        var note = WriterFixtures.base(.note, "n", left: 10, top: 10)
+        note.text = AnnotationText(value: "x")
+        #expect {
+            try document.writing(InstantDocumentJSON(annotations: [note]))
+        } throws: { error in
+            (error as? PDFError)?.code == .unwritableRecord
+                && (error as? PDFError)?.message.contains("encryption dictionary") == true
+        }
+    }
+
     /// A record on a page the PDF does not have is a clear error.
     @Test func recordOnMissingPageIsAnError() throws {
         let original = try Self.open(WriterFixtures.plainPDF)

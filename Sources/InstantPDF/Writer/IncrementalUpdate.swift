@@ -35,7 +35,11 @@ struct IncrementalUpdate {
     }
 
     /// Writes `object` in place of an existing object, under the same number and generation.
-    mutating func replace(_ reference: PDFReference, with object: PDFObject) {
+    ///
+    /// - Throws: ``PDFError/Code/unwritableRecord`` for the encryption dictionary, which must stay
+    ///   as it is (a damaged file can make it look like a page or an annotation).
+    mutating func replace(_ reference: PDFReference, with object: PDFObject) throws(PDFError) {
+        try checkWritable(reference)
         freed[reference.number] = nil
         let value = prepared(object, depth: 0)
         objects[reference.number] = (reference.generation, value)
@@ -46,14 +50,24 @@ struct IncrementalUpdate {
     /// An object inside an object stream becomes `null` instead: the stream still holds it, and
     /// readers that check each object of a stream against the cross-reference (qpdf) would warn
     /// about a free entry for it.
-    mutating func free(_ reference: PDFReference) {
+    mutating func free(_ reference: PDFReference) throws(PDFError) {
         guard reference.number > 0 else { return }
+        try checkWritable(reference)
         if case .compressed? = document.reader.table.entries[reference.number] {
             objects[reference.number] = (0, .null)
             return
         }
         objects[reference.number] = nil
         freed[reference.number] = reference.generation
+    }
+
+    private func checkWritable(_ reference: PDFReference) throws(PDFError) {
+        guard reference.number != document.reader.encryptObjectNumber else {
+            throw PDFError(
+                .unwritableRecord,
+                "object \(reference.number) is the file's encryption dictionary, which cannot be changed; "
+                    + "the PDF's structure is damaged where it refers to it")
+        }
     }
 
     /// The object as the update holds it: its new version if it was replaced, else the file's.

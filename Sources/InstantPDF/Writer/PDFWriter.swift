@@ -100,8 +100,8 @@ struct PDFWriter {
         list.removeAll { $0.referenceValue?.number == number || $0.referenceValue == popup }
         annots[pageIndex] = list
         if free {
-            update.free(reference)
-            if let popup { update.free(popup) }
+            try update.free(reference)
+            if let popup { try update.free(popup) }
         }
     }
 
@@ -158,7 +158,7 @@ struct PDFWriter {
                 merged["Popup"] = nil
                 annots[annotation.pageIndex] = try pageAnnots(annotation.pageIndex) + [.reference(reference)]
             }
-            update.replace(reference, with: .dictionary(merged))
+            try update.replace(reference, with: .dictionary(merged))
         } else if let direct, direct.annotation.pageIndex == annotation.pageIndex {
             // A changed original without an object number becomes an object in its place.
             var merged = direct.entry.dictionaryValue ?? PDFDictionary()
@@ -243,7 +243,7 @@ struct PDFWriter {
             let reference = self.reference(number)
             var merged = document.resolve(.reference(reference)).dictionaryValue ?? PDFDictionary()
             for key in ["Contents", "T", "M", "CreationDate", "NM"] { merged[key] = dictionary[key] }
-            update.replace(reference, with: .dictionary(merged))
+            try update.replace(reference, with: .dictionary(merged))
             return
         }
         let reference = update.add(.dictionary(dictionary))
@@ -256,7 +256,7 @@ struct PDFWriter {
         ])
         let popupReference = update.add(.dictionary(popup))
         dictionary["Popup"] = .reference(popupReference)
-        update.replace(reference, with: .dictionary(dictionary))
+        try update.replace(reference, with: .dictionary(dictionary))
         annots[pageIndex] = try pageAnnots(pageIndex) + [.reference(reference), .reference(popupReference)]
         if let id = comment.id { references[id] = reference }
     }
@@ -295,7 +295,7 @@ struct PDFWriter {
                     guard var widgetDictionary = document.resolve(update.current(widgetReference)).dictionaryValue
                     else { continue }
                     widgetDictionary["AS"] = .name(Self.appearanceState(state, of: widgetDictionary, in: document))
-                    update.replace(widgetReference, with: .dictionary(widgetDictionary))
+                    try update.replace(widgetReference, with: .dictionary(widgetDictionary))
                 }
             case .text, .comboBox, .listBox:
                 switch value.value {
@@ -309,7 +309,7 @@ struct PDFWriter {
             default:
                 continue
             }
-            update.replace(reference, with: .dictionary(dictionary))
+            try update.replace(reference, with: .dictionary(dictionary))
             changed = true
         }
         if changed { try setNeedAppearances() }
@@ -327,12 +327,12 @@ struct PDFWriter {
         if let formReference = catalog["AcroForm"]?.referenceValue {
             var form = document.resolve(update.current(formReference)).dictionaryValue ?? PDFDictionary()
             form["NeedAppearances"] = .bool(true)
-            update.replace(formReference, with: .dictionary(form))
+            try update.replace(formReference, with: .dictionary(form))
         } else if var form = catalog["AcroForm"]?.dictionaryValue {
             form["NeedAppearances"] = .bool(true)
             var newCatalog = catalog
             newCatalog["AcroForm"] = .dictionary(form)
-            update.replace(root, with: .dictionary(newCatalog))
+            try update.replace(root, with: .dictionary(newCatalog))
         }
     }
 
@@ -393,7 +393,7 @@ struct PDFWriter {
             }
             contents.append(.reference(after))
             pageDictionary["Contents"] = .array(contents)
-            update.replace(pageReference, with: .dictionary(pageDictionary))
+            try update.replace(pageReference, with: .dictionary(pageDictionary))
         }
     }
 
@@ -442,10 +442,10 @@ struct PDFWriter {
             let original = document.resolve(pageDictionary["Annots"] ?? .null).arrayValue ?? []
             guard original != list else { continue }
             if let arrayReference = pageDictionary["Annots"]?.referenceValue {
-                update.replace(arrayReference, with: .array(list))
+                try update.replace(arrayReference, with: .array(list))
             } else {
                 pageDictionary["Annots"] = list.isEmpty ? nil : .array(list)
-                update.replace(pageReference, with: .dictionary(pageDictionary))
+                try update.replace(pageReference, with: .dictionary(pageDictionary))
             }
         }
     }
