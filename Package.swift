@@ -139,6 +139,7 @@ let package = Package(
             name: "InstantServerTests",
             dependencies: [
                 "InstantServer",
+                "InstantPDF",
                 "InstantTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -37,29 +37,31 @@ struct PDFBenchmark: ParsableCommand {
             )
         }
 
+        // Files are opened as the server and the command-line tool open them: mapped, not read.
+        let url = URL(fileURLWithPath: file)
         try measure("open + page count + pdfId") {
-            let document = try PDFDocument(data: data)
+            let document = try PDFDocument(contentsOf: url)
             return "\(document.pageCount) pages, pdfId \(document.pdfId == nil ? "absent" : "present")"
         }
         try measure("open + every annotation and form value as Instant JSON") {
-            let records = try PDFDocument(data: data).originalRecords()
+            let records = try PDFDocument(contentsOf: url).originalRecords()
             return "\(records.annotations.count) annotations, \(records.comments.count) comments, "
                 + "\(records.formFieldValues.count) form values"
         }
         // The same file with its `startxref` pointing at the header: readers must rebuild the
         // cross-reference by scanning the whole file for objects.
         let broken = Self.breakingStartXref(data)
+        let brokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-broken.pdf")
+        try broken.write(to: brokenFile)
+        defer { try? FileManager.default.removeItem(at: brokenFile) }
         try measure("open with a broken xref (rebuilt by scanning)") {
-            let document = try PDFDocument(data: broken)
+            let document = try PDFDocument(contentsOf: brokenFile)
             return "\(document.pageCount) pages, \(document.warnings.count) warning(s)"
         }
         guard let mutool = Self.executable("mutool") else {
             print("mutool not found: install mupdf-tools to compare")
             return
         }
-        let brokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-broken.pdf")
-        try broken.write(to: brokenFile)
-        defer { try? FileManager.default.removeItem(at: brokenFile) }
         try measure("mutool show trailer of the broken file (repairs it)") {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: mutool)

@@ -138,11 +138,11 @@ struct ExportCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("Cannot read \(path): \(error.localizedDescription)")
         }
-        var records = source.originalRecords()
+        var changes = InstantDocumentJSON()
         if let instantJSON {
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: instantJSON))
-                records.apply(try InstantDocumentJSON.decode(data).document)
+                changes = try InstantDocumentJSON.decode(data).document
             } catch let error as InstantJSONError {
                 throw ValidationError("\(instantJSON) is not valid Instant JSON: \(error)")
             } catch {
@@ -150,8 +150,8 @@ struct ExportCommand: AsyncParsableCommand {
             }
         }
         do {
-            return try source.writing(
-                records, attachments: records.attachments.mapValues(\.data),
+            return try source.applying(
+                changes,
                 options: PDFExportOptions(flatten: flatten, includeAnnotations: annotations, includeComments: comments))
         } catch {
             throw ValidationError("Cannot write the PDF: \(error.message)")

@@ -26,7 +26,11 @@ enum Corpus {
     }()
 
     static func data(_ entry: Entry) throws -> Data {
-        try Data(contentsOf: directory.appendingPathComponent(entry.path))
+        try data(path: entry.path)
+    }
+
+    static func data(path: String) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent(path))
     }
 }
 
@@ -42,9 +46,9 @@ struct CorpusTests {
         var mismatches: [String] = []
         var opened = 0
         for entry in Corpus.entries {
-            let data = try Corpus.data(entry)
             do {
-                let document = try PDFDocument(data: data)
+                // Opened as the command-line tools open files: mapped into memory.
+                let document = try PDFDocument(contentsOf: Corpus.directory.appendingPathComponent(entry.path))
                 opened += 1
                 if entry.open == "ok", entry.encrypted == false, let pages = entry.pages, document.pageCount != pages,
                     !CorpusDifferences.pageCount.keys.contains(entry.path)
@@ -61,6 +65,38 @@ struct CorpusTests {
         }
         #expect(mismatches.isEmpty, "\(mismatches.count) differences:\n\(mismatches.joined(separator: "\n"))")
         #expect(opened > 300)
+    }
+
+    /// A file opened by path (mapped into memory) reads exactly as the same bytes in memory.
+    @Test func aMappedFileReadsLikeItsBytes() throws {
+        let annotated = Corpus.entries.filter { ($0.annots ?? 0) > 0 && $0.encrypted != true }.prefix(25)
+        #expect(annotated.count == 25)
+        for entry in annotated {
+            let url = Corpus.directory.appendingPathComponent(entry.path)
+            guard let inMemory = try? PDFDocument(data: Data(contentsOf: url)) else { continue }
+            let mapped = try PDFDocument(contentsOf: url)
+            #expect(mapped.pageCount == inMemory.pageCount, "\(entry.path)")
+            #expect(mapped.originalRecords() == inMemory.originalRecords(), "\(entry.path)")
+        }
+    }
+
+    @Test func aMissingOrEmptyFileFailsClearly() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pdf-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let missing = directory.appendingPathComponent("missing.pdf")
+        #expect {
+            try PDFDocument(contentsOf: missing)
+        } throws: { error in
+            (error as? CocoaError)?.code == .fileReadNoSuchFile && "\(error)".contains("missing.pdf")
+        }
+        let empty = directory.appendingPathComponent("empty.pdf")
+        try Data().write(to: empty)
+        #expect {
+            try PDFDocument(contentsOf: empty)
+        } throws: { error in
+            (error as? PDFError)?.code == .notAPDF
+        }
     }
 }
 
@@ -83,4 +119,5 @@ enum CorpusDifferences {
         "pdfium/testing/resources/bug_664284.pdf":
             "The /Annots entry is not a dictionary; qpdf counts it as `<nondict>`, there is no annotation to import.",
     ]
+
 }

@@ -1,5 +1,6 @@
 import Foundation
 import InstantJSON
+import InstantPDF
 import InstantTesting
 import Testing
 
@@ -292,6 +293,41 @@ struct ServeProcessTests {
         #expect(token.layer == "notes")
         #expect(token.userID == "dana")
         #expect(token.expiresAt.timeIntervalSinceNow < 601)
+    }
+
+    /// `instant export --pdf --from-pdf IN --instant-json CHANGES -o OUT` writes the changes into
+    /// the PDF offline, as an incremental update.
+    @Test func offlineExportWritesInstantJSONIntoAPDF() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = PDFImportTests.corpus.appendingPathComponent("pdfium/testing/resources/polygon_annot.pdf")
+        let originals = try PDFDocument(contentsOf: source).originalRecords().annotations
+        let deleted = try #require(originals.first?.pdfObjectId)
+        let changes = directory.url.appendingPathComponent("changes.json")
+        try Data(
+            """
+            {"format":"https://pspdfkit.com/instant-json/v1","skippedPdfObjectIds":[\(deleted)],
+             "annotations":[{"v":2,"id":"offline-1","type":"pspdfkit/note","pageIndex":0,"bbox":[10,10,20,20],
+             "text":{"format":"plain","value":"written offline"},"icon":"comment"}]}
+            """.utf8
+        ).write(to: changes)
+        let output = directory.url.appendingPathComponent("out.pdf")
+        let (status, message) = try await Self.run([
+            "export", "--pdf", "--from-pdf", source.path, "--instant-json", changes.path, "-o", output.path,
+        ])
+        #expect(status == 0, "\(message)")
+        let written = try Data(contentsOf: output)
+        #expect(written.starts(with: try Data(contentsOf: source)))
+        let annotations = try PDFDocument(data: written).annotations()
+        #expect(annotations.count == originals.count)
+        #expect(annotations.contains { $0.text?.value == "written offline" })
+        #expect(!annotations.contains { $0.pdfObjectId == deleted })
+
+        let (missingStatus, missingMessage) = try await Self.run([
+            "export", "--pdf", "--from-pdf", directory.url.appendingPathComponent("nope.pdf").path, "-o", output.path,
+        ])
+        #expect(missingStatus != 0)
+        #expect(missingMessage.contains("nope.pdf"))
     }
 }
 

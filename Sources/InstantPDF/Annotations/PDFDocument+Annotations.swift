@@ -39,10 +39,8 @@ extension PDFDocument {
                     annotation.pdfObjectId = nil
                     annotation.id = "p\(page.index)a\(position)"
                 }
-                if let parent = dictionary["IRT"]?.referenceValue, dictionary["Subtype"]?.nameValue == "Text",
-                    dictionary["RT"]?.nameValue != "Group"
-                {
-                    replies.append((annotation, parent.number))
+                if let parent = replyParent(dictionary) {
+                    replies.append((annotation, parent))
                 } else {
                     annotations.append(annotation)
                 }
@@ -56,15 +54,7 @@ extension PDFDocument {
                 continue
             }
             roots.insert(parent)
-            var comment = Comment(
-                rootId: String(parent), pageIndex: reply.pageIndex,
-                text: AnnotationText(value: reply.text?.value ?? ""),
-                id: reply.id)
-            comment.pdfObjectId = reply.pdfObjectId
-            comment.creatorName = reply.creatorName
-            comment.createdAt = reply.createdAt
-            comment.updatedAt = reply.updatedAt
-            comments.append(comment)
+            comments.append(Self.comment(replying: reply, to: parent))
         }
         for index in annotations.indices where roots.contains(annotations[index].pdfObjectId ?? -1) {
             annotations[index].isCommentThreadRoot = true
@@ -81,6 +71,61 @@ extension PDFDocument {
             document.attachments[image.key] = image
         }
         return document
+    }
+
+    /// A text annotation that replies to annotation `parent` (`/IRT`), as a comment of its thread.
+    private static func comment(replying reply: Annotation, to parent: Int) -> Comment {
+        var comment = Comment(
+            rootId: String(parent), pageIndex: reply.pageIndex, text: AnnotationText(value: reply.text?.value ?? ""),
+            id: reply.id)
+        comment.pdfObjectId = reply.pdfObjectId
+        comment.creatorName = reply.creatorName
+        comment.createdAt = reply.createdAt
+        comment.updatedAt = reply.updatedAt
+        return comment
+    }
+
+    /// The annotation a text annotation replies to (`/IRT`, not a group), by object number.
+    private func replyParent(_ dictionary: PDFDictionary) -> Int? {
+        guard let parent = dictionary["IRT"]?.referenceValue, dictionary["Subtype"]?.nameValue == "Text",
+            dictionary["RT"]?.nameValue != "Group"
+        else { return nil }
+        return parent.number
+    }
+
+    /// The page that first lists each annotation object in its `/Annots`, with the object's
+    /// reference, by object number. Reads only the `/Annots` arrays, not the annotations.
+    func annotationPlacements() -> [Int: (pageIndex: Int, reference: PDFReference)] {
+        var placements: [Int: (pageIndex: Int, reference: PDFReference)] = [:]
+        for page in pages {
+            for entry in resolve(page.dictionary["Annots"] ?? .null).arrayValue ?? [] {
+                guard let reference = entry.referenceValue, placements[reference.number] == nil else { continue }
+                placements[reference.number] = (page.index, reference)
+            }
+        }
+        return placements
+    }
+
+    /// One original read on its own, as ``originalRecords()`` reads it: an annotation, or a comment
+    /// when it replies to an annotation; neither for popups and objects that are not annotations.
+    func originalRecord(
+        _ number: Int, placements: [Int: (pageIndex: Int, reference: PDFReference)]
+    ) -> (annotation: Annotation?, comment: Comment?) {
+        func read(_ number: Int) -> (Annotation, PDFDictionary)? {
+            guard let placement = placements[number],
+                let dictionary = resolve(.reference(placement.reference)).dictionaryValue
+            else { return nil }
+            let page = pages[placement.pageIndex]
+            return annotation(dictionary, number: number, page: page, space: PageSpace(cropBox: page.cropBox))
+                .map { ($0, dictionary) }
+        }
+        guard let (record, dictionary) = read(number) else { return (nil, nil) }
+        if let parent = replyParent(dictionary), let (_, parentDictionary) = read(parent),
+            replyParent(parentDictionary) == nil
+        {
+            return (nil, Self.comment(replying: record, to: parent))
+        }
+        return (record, nil)
     }
 
     func annotation(_ dictionary: PDFDictionary, number: Int, page: PDFPage, space: PageSpace) -> Annotation? {

@@ -43,10 +43,10 @@ public final class PDFDocument: @unchecked Sendable {
     ///   when `password` is neither its user nor its owner password, and
     ///   ``PDFError/Code/unsupportedEncryption`` for security handlers other than the standard one.
     public convenience init(data: Data, password: String? = nil) throws(PDFError) {
-        try self.init(bytes: [UInt8](data), password: password)
+        try self.init(bytes: PDFBytes(data), password: password)
     }
 
-    init(bytes: [UInt8], password: String?) throws(PDFError) {
+    init(bytes: PDFBytes, password: String?) throws(PDFError) {
         let reader = PDFDocumentReader(bytes: bytes)
         self.reader = reader
         guard Self.findHeader(bytes) != nil || bytes.count > 0 else {
@@ -98,36 +98,14 @@ public final class PDFDocument: @unchecked Sendable {
         self.openingWarnings = warnings
     }
 
-    /// Opens the PDF file at a path, reading it once into memory.
+    /// Opens the PDF file at a path. The file is mapped into memory, not read: opening costs what
+    /// the reader looks at (cross-reference, catalog, page tree), whatever the size of the file.
+    /// The file must not be truncated or rewritten while the document is in use.
     public convenience init(contentsOf url: URL, password: String? = nil) throws {
-        try self.init(bytes: Self.read(url), password: password)
+        try self.init(bytes: PDFBytes(mapping: url), password: password)
     }
 
-    /// The bytes of a file, read straight into an array (no intermediate copy).
-    private static func read(_ url: URL) throws -> [UInt8] {
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        let size = Int(try handle.seekToEnd())
-        try handle.seek(toOffset: 0)
-        let descriptor = handle.fileDescriptor
-        var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = 0
-            while count < size {
-                let result = Foundation.read(descriptor, buffer.baseAddress! + count, size - count)
-                if result < 0, errno == EINTR { continue }
-                guard result > 0 else {
-                    failure = result < 0 ? errno : 0
-                    break
-                }
-                count += result
-            }
-        }
-        if failure != 0 { throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
-        return bytes
-    }
-
-    static func findHeader(_ bytes: [UInt8]) -> Int? {
+    static func findHeader(_ bytes: PDFBytes) -> Int? {
         let header = Array("%PDF-".utf8)
         let limit = min(bytes.count - header.count, 1024)
         guard limit >= 0 else { return nil }

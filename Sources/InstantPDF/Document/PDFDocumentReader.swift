@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Not thread-safe; a ``PDFDocument`` serialises access to it.
 final class PDFDocumentReader {
-    let bytes: [UInt8]
+    let bytes: PDFBytes
     var table = CrossReferenceTable()
     private var cache: [Int: PDFObject] = [:]
     private var objectStreams: [Int: [PDFObject]] = [:]
@@ -18,7 +18,7 @@ final class PDFDocumentReader {
     /// Where each object really is, found by scanning the file the first time an offset is wrong.
     private lazy var scannedOffsets: [Int: (Int, Int)] = scanObjectOffsets().offsets
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: PDFBytes) { self.bytes = bytes }
 
     /// The object a reference points to; `null` for free, missing or broken objects (as the
     /// specification says for references to objects that do not exist).
@@ -110,7 +110,7 @@ final class PDFDocumentReader {
     }
 
     func objectStreamNumbers(_ stream: PDFStream) throws(PDFError) -> [Int] {
-        let data = [UInt8](try StreamFilters.decode(stream, resolve: resolve))
+        let data = PDFBytes(try StreamFilters.decode(stream, resolve: resolve))
         let count = stream.dictionary["N"]?.intValue ?? 0
         var parser = PDFParser(bytes: data)
         var numbers: [Int] = []
@@ -128,7 +128,7 @@ final class PDFDocumentReader {
         guard case .stream(let stream) = object(PDFReference(number: number, generation: 0)) else {
             throw PDFError(.damaged, "object stream \(number) is missing")
         }
-        let data = [UInt8](try StreamFilters.decode(stream, resolve: resolve))
+        let data = PDFBytes(try StreamFilters.decode(stream, resolve: resolve))
         let count = max(0, min(stream.dictionary["N"]?.intValue ?? 0, 1_000_000))
         let first = stream.dictionary["First"]?.intValue ?? 0
         var header = PDFParser(bytes: data)

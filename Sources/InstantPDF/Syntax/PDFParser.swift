@@ -5,14 +5,19 @@ struct PDFParser {
     /// The deepest nesting of arrays and dictionaries accepted.
     static let maximumDepth = 100
 
-    let bytes: [UInt8]
+    let bytes: PDFBytes
     var position: Int
     /// Resolves an indirect `/Length` of a stream; `nil` when unknown.
     var resolveLength: ((PDFReference) -> Int?)?
 
-    init(bytes: [UInt8], position: Int = 0) {
+    init(bytes: PDFBytes, position: Int = 0) {
         self.bytes = bytes
         self.position = min(max(position, 0), bytes.count)
+    }
+
+    /// A parser over a copy of `bytes` (decoded stream data).
+    init(bytes: [UInt8], position: Int = 0) {
+        self.init(bytes: PDFBytes(bytes), position: position)
     }
 
     static func isWhitespace(_ byte: UInt8) -> Bool {
@@ -52,7 +57,7 @@ struct PDFParser {
         skipWhitespaceAndComments()
         let start = position
         while position < bytes.count, Self.isRegular(bytes[position]) { position += 1 }
-        return Array(bytes[start..<position])
+        return bytes.array(start..<position)
     }
 
     /// Reads an unsigned integer if one comes next; otherwise leaves the position as it was.
@@ -272,7 +277,7 @@ struct PDFParser {
             if dataEnd > start, bytes[dataEnd - 1] == 0x0D { dataEnd -= 1 }
             position = dataEnd
         }
-        let data = Data(bytes[start..<position])
+        let data = bytes.data(start..<position)
         if let end = find(Array("endstream".utf8), from: position), end - position < 64 {
             position = end + 9
         }

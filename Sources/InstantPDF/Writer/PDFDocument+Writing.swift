@@ -35,7 +35,7 @@ extension PDFDocument {
     public func writing(
         _ records: InstantDocumentJSON, attachments: [String: Data] = [:], options: PDFExportOptions = .init()
     ) throws(PDFError) -> Data {
-        var data = Data(reader.bytes)
+        var data = reader.bytes.data(0..<reader.bytes.count)
         data.append(contentsOf: try incrementalUpdate(records, attachments: attachments, options: options))
         return data
     }
@@ -47,5 +47,43 @@ extension PDFDocument {
     ) throws(PDFError) -> Data {
         var writer = PDFWriter(document: self, options: options, attachments: attachments)
         return Data(try writer.write(records))
+    }
+
+    /// The PDF with an Instant JSON document applied to it, as an incremental update.
+    ///
+    /// The document is applied as the format defines: a record with a `pdfObjectId` replaces that
+    /// original, an original in `skippedPdfObjectIds` that no record replaces is deleted, records
+    /// without a `pdfObjectId` are new, form field values replace the field's value, and every
+    /// other original stays as it is. The result reads the same as ``writing(_:attachments:options:)``
+    /// of ``originalRecords()`` with the document applied, but with the default options only the
+    /// originals the document names are read, so that a few changes to a large file cost what the
+    /// changes cost. Flattening, or leaving annotations or comments out, reads every original.
+    ///
+    /// - Parameter attachments: image bytes by attachment id, in addition to the document's own
+    ///   `attachments`.
+    /// - Throws: ``PDFError`` with code ``PDFError/Code/unwritableRecord`` when a record cannot be
+    ///   placed, such as an annotation on a page the PDF does not have.
+    public func applying(
+        _ instantJSON: InstantDocumentJSON, attachments: [String: Data] = [:], options: PDFExportOptions = .init()
+    ) throws(PDFError) -> Data {
+        var data = reader.bytes.data(0..<reader.bytes.count)
+        data.append(try incrementalUpdate(applying: instantJSON, attachments: attachments, options: options))
+        return data
+    }
+
+    /// Only the bytes that ``applying(_:attachments:options:)`` appends to the original file.
+    public func incrementalUpdate(
+        applying instantJSON: InstantDocumentJSON, attachments: [String: Data] = [:],
+        options: PDFExportOptions = .init()
+    ) throws(PDFError) -> Data {
+        guard options == PDFExportOptions() else {
+            var records = originalRecords()
+            records.apply(instantJSON)
+            let images = records.attachments.mapValues(\.data).merging(attachments) { _, given in given }
+            return try incrementalUpdate(records, attachments: images, options: options)
+        }
+        let images = instantJSON.attachments.mapValues(\.data).merging(attachments) { _, given in given }
+        var writer = PDFWriter(applyingTo: self, attachments: images)
+        return Data(try writer.write(instantJSON))
     }
 }

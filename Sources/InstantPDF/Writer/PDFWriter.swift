@@ -14,36 +14,32 @@ struct PDFWriter {
     private var references: [String: PDFReference] = [:]
     /// The appearance and rectangle of every annotation to draw into page content, by page.
     private var flattened: [Int: [(appearance: PDFObject, rect: PDFRect)]] = [:]
-    private let originals: InstantDocumentJSON
-    private let originalAnnotations: [Int: Annotation]
-    private let originalComments: [Int: Comment]
-    /// Originals written directly into a page's `/Annots` (no object number), by their positional
-    /// id `p<page>a<position>`, with the dictionary that identifies them in the array.
-    private let directOriginals: [String: (annotation: Annotation, entry: PDFObject)]
+    private var originals: WriterOriginals
+    /// The originals this update deletes.
+    private var freed: Set<Int> = []
 
+    /// A writer that brings the PDF to a complete state (every original is read and compared).
     init(document: PDFDocument, options: PDFExportOptions, attachments: [String: Data]) {
+        self.init(
+            document: document, options: options, attachments: attachments, originals: .init(everyOriginalOf: document))
+    }
+
+    private init(
+        document: PDFDocument, options: PDFExportOptions, attachments: [String: Data], originals: WriterOriginals
+    ) {
         self.document = document
         self.options = options
         self.attachments = attachments
+        self.originals = originals
         update = IncrementalUpdate(document: document)
-        originals = document.originalRecords()
-        originalAnnotations = Dictionary(
-            originals.annotations.compactMap { annotation in annotation.pdfObjectId.map { ($0, annotation) } },
-            uniquingKeysWith: { first, _ in first })
-        originalComments = Dictionary(
-            originals.comments.compactMap { comment in comment.pdfObjectId.map { ($0, comment) } },
-            uniquingKeysWith: { first, _ in first })
-        var direct: [String: (Annotation, PDFObject)] = [:]
-        for annotation in originals.annotations where annotation.pdfObjectId == nil {
-            guard let id = annotation.id, let position = Self.position(inPositionalID: id, page: annotation.pageIndex),
-                let page = document.pages[annotation.pageIndex].reference,
-                let list = document.resolve(document.resolve(.reference(page)).dictionaryValue?["Annots"] ?? .null)
-                    .arrayValue,
-                position < list.count
-            else { continue }
-            direct[id] = (annotation, list[position])
-        }
-        directOriginals = direct
+    }
+
+    /// A writer that applies an Instant JSON document to the PDF with the default options: only
+    /// the originals that the document names are read.
+    init(applyingTo document: PDFDocument, attachments: [String: Data]) {
+        self.init(
+            document: document, options: PDFExportOptions(), attachments: attachments,
+            originals: .init(readingOnDemand: document))
     }
 
     /// The bytes to append to the file for `records`.
@@ -57,7 +53,11 @@ struct PDFWriter {
                 "annotation '\(annotation.id ?? "")' is on page \(annotation.pageIndex), but the PDF has "
                     + "\(document.pageCount) pages (indexes 0 to \(document.pageCount - 1))")
         }
-        try removeOriginals(keeping: annotations, comments)
+        if originals.isComplete {
+            try removeOriginals(keeping: annotations, comments)
+        } else {
+            try removeOriginals(skipped: records.skippedPdfObjectIds, replacedBy: annotations, comments)
+        }
         for annotation in annotations where annotation.type != .widget { try write(annotation) }
         for comment in comments { try write(comment, annotations: annotations) }
         try writeFormValues(records.formFieldValues)
@@ -71,25 +71,41 @@ struct PDFWriter {
     /// Deletes the originals that are not among the records (widgets stay: they belong to fields).
     private mutating func removeOriginals(keeping annotations: [Annotation], _ comments: [Comment]) throws(PDFError) {
         let kept = Set(annotations.compactMap(\.pdfObjectId) + comments.compactMap(\.pdfObjectId))
+        let every = originals.everyOriginal()
         let removed =
-            originalAnnotations.filter { $0.value.type != .widget }.map { ($0.key, $0.value.pageIndex) }
-            + originalComments.map { ($0.key, $0.value.pageIndex) }
+            every.annotations.filter { $0.value.type != .widget }.map { ($0.key, $0.value.pageIndex) }
+            + every.comments.map { ($0.key, $0.value.pageIndex) }
         for (number, pageIndex) in removed where !kept.contains(number) {
             try remove(number, from: pageIndex, free: true)
         }
         let keptIDs = Set(annotations.filter { $0.pdfObjectId == nil }.compactMap(\.id))
-        for (id, original) in directOriginals where !keptIDs.contains(id) && original.annotation.type != .widget {
+        for (id, original) in originals.everyDirectOriginal()
+        where !keptIDs.contains(id) && original.annotation.type != .widget {
             var list = try pageAnnots(original.annotation.pageIndex)
             if let index = list.firstIndex(of: original.entry) { list.remove(at: index) }
             annots[original.annotation.pageIndex] = list
         }
     }
 
-    /// The position in `/Annots` of a positional id `p<page>a<position>`.
-    private static func position(inPositionalID id: String, page: Int) -> Int? {
-        let prefix = "p\(page)a"
-        guard id.hasPrefix(prefix) else { return nil }
-        return Int(id.dropFirst(prefix.count))
+    /// Deletes the originals an Instant JSON document skips without replacing them, and the
+    /// originals whose id a new record takes (widgets stay: they belong to fields).
+    private mutating func removeOriginals(
+        skipped: [Int], replacedBy annotations: [Annotation], _ comments: [Comment]
+    ) throws(PDFError) {
+        let replaced = Set(annotations.compactMap(\.pdfObjectId) + comments.compactMap(\.pdfObjectId))
+        for number in Set(skipped) where !replaced.contains(number) {
+            if let original = originals.annotation(number), original.type != .widget {
+                try remove(number, from: original.pageIndex, free: true)
+            } else if let original = originals.comment(number) {
+                try remove(number, from: original.pageIndex, free: true)
+            }
+        }
+        let takenIDs = annotations.filter { $0.pdfObjectId == nil }.compactMap { $0.id.flatMap(Int.init) }
+        for number in Set(takenIDs).subtracting(skipped) where !replaced.contains(number) {
+            if let original = originals.annotation(number), original.type != .widget {
+                try remove(number, from: original.pageIndex, free: true)
+            }
+        }
     }
 
     /// Takes an annotation (and its popup) off a page and, with `free`, frees its objects.
@@ -100,6 +116,7 @@ struct PDFWriter {
         list.removeAll { $0.referenceValue?.number == number || $0.referenceValue == popup }
         annots[pageIndex] = list
         if free {
+            freed.insert(number)
             try update.free(reference)
             if let popup { try update.free(popup) }
         }
@@ -110,9 +127,9 @@ struct PDFWriter {
         let space = PageSpace(cropBox: page.cropBox)
         let encoder = AnnotationEncoder(
             space: space, page: page.reference, pageReferences: document.pages.map(\.reference))
-        let original = annotation.pdfObjectId.flatMap { originalAnnotations[$0] }
+        let original = annotation.pdfObjectId.flatMap { originals.annotation($0) }
         let id = annotation.id ?? annotation.pdfObjectId.map(String.init) ?? ""
-        let direct = annotation.pdfObjectId == nil ? directOriginals[id] : nil
+        let direct = annotation.pdfObjectId == nil ? originals.directOriginal(id) : nil
         if let direct, direct.annotation.json == annotation.json {
             // An unchanged original without an object number: it stays in /Annots as it is.
             if options.flatten, let dictionary = direct.entry.dictionaryValue,
@@ -215,13 +232,11 @@ struct PDFWriter {
 
     /// A comment as a reply (`/IRT`) to its thread's root, with a popup.
     private mutating func write(_ comment: Comment, annotations: [Annotation]) throws(PDFError) {
-        guard let root = references[comment.rootId],
-            let rootAnnotation = annotations.first(where: {
-                ($0.id ?? $0.pdfObjectId.map(String.init)) == comment.rootId
-            })
-        else { return }  // a comment of a thread whose root is not written has no place in the PDF
+        guard let (root, rootAnnotation) = threadRoot(comment.rootId, annotations: annotations) else {
+            return  // a comment of a thread whose root is not written has no place in the PDF
+        }
         let pageIndex = rootAnnotation.pageIndex
-        if let number = comment.pdfObjectId, let original = originalComments[number], original.json == comment.json {
+        if let number = comment.pdfObjectId, let original = originals.comment(number), original.json == comment.json {
             references[comment.id ?? String(number)] = reference(number)
             return
         }
@@ -239,7 +254,7 @@ struct PDFWriter {
         let encoder = AnnotationEncoder(space: space, page: page.reference, pageReferences: [])
         guard var dictionary = encoder.dictionary(for: note) else { return }
         dictionary["IRT"] = .reference(root)
-        if let number = comment.pdfObjectId, originalComments[number] != nil {
+        if let number = comment.pdfObjectId, originals.comment(number) != nil {
             let reference = self.reference(number)
             var merged = document.resolve(.reference(reference)).dictionaryValue ?? PDFDictionary()
             for key in ["Contents", "T", "M", "CreationDate", "NM"] { merged[key] = dictionary[key] }
@@ -261,14 +276,31 @@ struct PDFWriter {
         if let id = comment.id { references[id] = reference }
     }
 
+    /// The reference and record of a thread's root: a record written or kept by this update, or,
+    /// when an Instant JSON document is applied, an original it leaves as it is.
+    private mutating func threadRoot(
+        _ rootId: String, annotations: [Annotation]
+    ) -> (PDFReference, Annotation)? {
+        if let root = references[rootId],
+            let annotation = annotations.first(where: { ($0.id ?? $0.pdfObjectId.map(String.init)) == rootId })
+        {
+            return (root, annotation)
+        }
+        guard !originals.isComplete, let number = Int(rootId), !freed.contains(number),
+            let original = originals.annotation(number)
+        else { return nil }
+        return (reference(number), original)
+    }
+
     // MARK: - Form values
 
     /// Changed values go into their fields (`/V`, and `/AS` of check boxes and radio buttons);
     /// `/NeedAppearances` asks viewers to draw text and choice fields with their new values.
     private mutating func writeFormValues(_ values: [FormFieldValue]) throws(PDFError) {
-        let fields = Dictionary(originals.formFields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let before = Dictionary(
-            originals.formFieldValues.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        guard !values.isEmpty else { return }
+        let form = originals.formRecords()
+        let fields = Dictionary(form.fields.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let before = Dictionary(form.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var changed = false
         for value in values {
             guard let field = fields[value.name], let number = field.pdfObjectId,
