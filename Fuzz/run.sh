@@ -13,5 +13,6 @@ trap 'rm -rf "$seeds"' EXIT
 # Every file of the corpus under 64 KB: plain, damaged, encrypted, with xref and object streams.
 find ../shared/pdf-corpus -name '*.pdf' -size -64k -exec cp {} "$seeds/" \;
 mkdir -p Fuzz/findings Fuzz/corpus
-"$binary" Fuzz/corpus "$seeds" -dict=Fuzz/pdf.dict -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+# Swift's own backtracer would take the crash signal before libFuzzer saves the crashing input.
+SWIFT_BACKTRACE=enable=no "$binary" Fuzz/corpus "$seeds" -dict=Fuzz/pdf.dict -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
     -max_total_time="$seconds" -artifact_prefix=Fuzz/findings/ -print_final_stats=1

@@ -178,6 +178,36 @@ struct PDFWriterTests {
         }
     }
 
+    /// A damaged page whose `/Annots` names the catalog, the page tree or the page itself, or
+    /// that lists itself as an annotation: the update leaves those objects dictionaries and never
+    /// frees them, so the written file still opens (found by fuzzing).
+    @Test(arguments: [
+        "/Annots 1 0 R", "/Annots 2 0 R", "/Annots 3 0 R", "/Annots [3 0 R] /Subtype /Square /Rect [0 0 9 9]",
+    ])
+    func structuralObjectsSurviveADamagedAnnotsEntry(_ annots: String) throws {
+        let pdf = """
+            %PDF-1.4
+            1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj
+            2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>> endobj
+            3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] \(annots)>> endobj
+            trailer <</Root 1 0 R /Size 4>>
+            %%EOF
+            """
+        let document = try PDFDocument(data: Data(pdf.utf8))
+        try #require(document.pageCount == 1)
+        var note = WriterFixtures.base(.note, "n", left: 10, top: 10)
+        note.text = AnnotationText(value: "added")
+        for written in [
+            try document.writing(InstantDocumentJSON(annotations: [note])),
+            try document.applying(
+                InstantDocumentJSON(annotations: [note], skippedPdfObjectIds: [1, 2, 3])),
+        ] {
+            let reopened = try PDFDocument(data: written)
+            #expect(reopened.pageCount == 1)
+            #expect(reopened.annotations().filter { $0.text?.value == "added" }.count == 1)
+        }
+    }
+
     /// A record on a page the PDF does not have is a clear error.
     @Test func recordOnMissingPageIsAnError() throws {
         let original = try Self.open(WriterFixtures.plainPDF)

@@ -15,11 +15,25 @@ struct IncrementalUpdate {
     /// Objects to free, with the generation they had.
     private(set) var freed: [Int: Int] = [:]
     private var nextNumber: Int
+    /// The objects the document's structure stands on: the catalog, the pages and the nodes of the
+    /// page tree above them. They stay dictionaries and are never freed.
+    let structural: Set<Int>
 
     init(document: PDFDocument) {
         self.document = document
         let highest = document.reader.table.entries.keys.max() ?? 0
         nextNumber = max(document.trailer["Size"]?.intValue ?? 0, highest + 1, 1)
+        var structural = Set<Int>()
+        if let root = document.trailer["Root"]?.referenceValue { structural.insert(root.number) }
+        for page in document.pages {
+            var node = page.reference
+            var depth = 0
+            while let reference = node, depth < 64, structural.insert(reference.number).inserted {
+                node = document.object(reference).dictionaryValue?["Parent"]?.referenceValue
+                depth += 1
+            }
+        }
+        self.structural = structural
     }
 
     /// Whether the update writes nothing.
@@ -37,9 +51,16 @@ struct IncrementalUpdate {
     /// Writes `object` in place of an existing object, under the same number and generation.
     ///
     /// - Throws: ``PDFError/Code/unwritableRecord`` for the encryption dictionary, which must stay
-    ///   as it is (a damaged file can make it look like a page or an annotation).
+    ///   as it is, and for a structural object (catalog, page tree) replaced by anything but a
+    ///   dictionary: a damaged file can make them look like a page's annotations or `/Annots`.
     mutating func replace(_ reference: PDFReference, with object: PDFObject) throws(PDFError) {
         try checkWritable(reference)
+        if structural.contains(reference.number), object.dictionaryValue == nil {
+            throw PDFError(
+                .unwritableRecord,
+                "object \(reference.number) is part of the document's catalog or page tree and must stay a "
+                    + "dictionary; the PDF's structure is damaged where it refers to it as something else")
+        }
         freed[reference.number] = nil
         let value = prepared(object, depth: 0)
         objects[reference.number] = (reference.generation, value)
@@ -49,9 +70,10 @@ struct IncrementalUpdate {
     ///
     /// An object inside an object stream becomes `null` instead: the stream still holds it, and
     /// readers that check each object of a stream against the cross-reference (qpdf) would warn
-    /// about a free entry for it.
+    /// about a free entry for it. Structural objects (the catalog, the page tree) are never freed,
+    /// even when a damaged file lists one of them as an annotation.
     mutating func free(_ reference: PDFReference) throws(PDFError) {
-        guard reference.number > 0 else { return }
+        guard reference.number > 0, !structural.contains(reference.number) else { return }
         try checkWritable(reference)
         if case .compressed? = document.reader.table.entries[reference.number] {
             objects[reference.number] = (0, .null)

@@ -465,15 +465,19 @@ struct PDFWriter {
         return list
     }
 
-    /// Writes the changed `/Annots` arrays: into their own object when the page refers to one,
-    /// otherwise into the page.
+    /// Writes the changed `/Annots` arrays: into their own object when the page refers to an array
+    /// object, otherwise into the page (also when a damaged page's `/Annots` names another kind of
+    /// object, such as the catalog).
     private mutating func writePageAnnots() throws(PDFError) {
         for (pageIndex, list) in annots.sorted(by: { $0.key < $1.key }) {
             guard let pageReference = document.pages[pageIndex].reference else { continue }
             var pageDictionary = document.resolve(update.current(pageReference)).dictionaryValue ?? PDFDictionary()
             let original = document.resolve(pageDictionary["Annots"] ?? .null).arrayValue ?? []
             guard original != list else { continue }
-            if let arrayReference = pageDictionary["Annots"]?.referenceValue {
+            if let arrayReference = pageDictionary["Annots"]?.referenceValue,
+                !update.structural.contains(arrayReference.number),
+                document.resolve(.reference(arrayReference)).arrayValue != nil
+            {
                 try update.replace(arrayReference, with: .array(list))
             } else {
                 pageDictionary["Annots"] = list.isEmpty ? nil : .array(list)
