@@ -208,6 +208,29 @@ struct PDFWriterTests {
         }
     }
 
+    /// A damaged trailer that names objects the file does not have (an /Encrypt and an /Info that
+    /// resolve to nothing): new objects never take those numbers, so the file does not turn
+    /// "encrypted" by its own update, and the new trailer leaves them out (found by fuzzing).
+    @Test func danglingTrailerReferencesAreNotTakenByNewObjects() throws {
+        let pdf = """
+            %PDF-1.4
+            1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj
+            2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>> endobj
+            3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 200 200]>> endobj
+            trailer <</Root 1 0 R /Info 5 0 R /Encrypt 4 0 R>>
+            %%EOF
+            """
+        let document = try PDFDocument(data: Data(pdf.utf8))
+        var note = WriterFixtures.base(.note, "n", left: 10, top: 10)
+        note.text = AnnotationText(value: "added")
+        let update = try document.incrementalUpdate(InstantDocumentJSON(annotations: [note]))
+        let text = String(decoding: update, as: UTF8.self)
+        #expect(!text.contains("\n4 0 obj") && !text.contains("\n5 0 obj"))
+        #expect(!text.contains("/Encrypt") && !text.contains("/Info"))
+        let reopened = try PDFDocument(data: Data(pdf.utf8) + update)
+        #expect(reopened.annotations().map(\.text?.value) == ["added"])
+    }
+
     /// A record on a page the PDF does not have is a clear error.
     @Test func recordOnMissingPageIsAnError() throws {
         let original = try Self.open(WriterFixtures.plainPDF)

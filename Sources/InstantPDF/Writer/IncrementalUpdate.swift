@@ -22,7 +22,10 @@ struct IncrementalUpdate {
     init(document: PDFDocument) {
         self.document = document
         let highest = document.reader.table.entries.keys.max() ?? 0
-        nextNumber = max(document.trailer["Size"]?.intValue ?? 0, highest + 1, 1)
+        // Above every number the trailer names too: a damaged file can name an object it does not
+        // have (such as an /Encrypt that resolves to nothing), which a new object must not become.
+        let named = ["Root", "Info", "Encrypt"].compactMap { document.trailer[$0]?.referenceValue?.number }
+        nextNumber = max(document.trailer["Size"]?.intValue ?? 0, highest + 1, (named.max() ?? 0) + 1, 1)
         var structural = Set<Int>()
         if let root = document.trailer["Root"]?.referenceValue { structural.insert(root.number) }
         for page in document.pages {
@@ -191,7 +194,11 @@ struct IncrementalUpdate {
 
     private func trailerDictionary() -> PDFDictionary {
         var trailer = PDFDictionary()
-        for key in ["Root", "Info", "Encrypt"] { trailer[key] = document.trailer[key] }
+        trailer["Root"] = document.trailer["Root"]
+        if document.resolve(document.trailer["Info"] ?? .null).dictionaryValue != nil {
+            trailer["Info"] = document.trailer["Info"]
+        }
+        if document.reader.security != nil { trailer["Encrypt"] = document.trailer["Encrypt"] }
         if !document.crossReferenceWasRebuilt, let previous = document.reader.findStartXRef() {
             trailer["Prev"] = .integer(previous)
         }
