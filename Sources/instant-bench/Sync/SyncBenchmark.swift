@@ -111,11 +111,16 @@ struct BenchAPI: Sendable {
         return id
     }
 
-    /// One sync request.
+    /// One sync request; a push the server rejects (in part) stops the benchmark, which would
+    /// otherwise wait for a revision that never comes or count changes that were not accepted.
     func sync(document: String, token: String, body: JSONValue) async throws -> JSONValue {
-        try await send(
+        let reply = try await send(
             .POST, "/i/d/\(document)/sync", body: body.serialized(), authorization: "Token token=\"\(token)\"",
             contentType: "application/json")
+        if let rejected = reply["rejected"]?.arrayValue, let first = rejected.first {
+            throw BenchmarkError("The server rejected \(rejected.count) change(s) of a push: \(first)")
+        }
+        return reply
     }
 
     /// One sync request whose answer is read only for its revision: the writers of the throughput
@@ -125,7 +130,10 @@ struct BenchAPI: Sendable {
             .POST, "/i/d/\(document)/sync", body: body.serialized(), authorization: "Token token=\"\(token)\"",
             contentType: "application/json")
         let prefix = Array(#"{"revision":"#.utf8)
-        let head = bytes.getBytes(at: bytes.readerIndex, length: min(bytes.readableBytes, 64)) ?? []
+        let head = bytes.getBytes(at: bytes.readerIndex, length: min(bytes.readableBytes, 96)) ?? []
+        guard String(decoding: head, as: UTF8.self).contains(#""rejected":[],"#) else {
+            throw BenchmarkError("The server rejected changes of a push: \(String(decoding: head, as: UTF8.self))…")
+        }
         guard head.starts(with: prefix),
             let value = Int64(
                 String(decoding: head.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ",") }, as: UTF8.self))
@@ -162,7 +170,7 @@ struct BenchAPI: Sendable {
 /// An annotation push body.
 func notePush(client: String, pushID: Int64, base: Int64, ids: [String]) -> JSONValue {
     let note: JSONValue = [
-        "v": 2, "type": "pspdfkit/note", "pageIndex": 0, "bbox": [10, 20, 30, 40],
+        "v": 2, "type": "pspdfkit/note", "pageIndex": 0, "bbox": [10, 20, 30, 40], "icon": "comment",
         "text": ["format": "plain", "value": "benchmark"],
     ]
     return [
