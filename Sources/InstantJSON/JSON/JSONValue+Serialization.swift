@@ -56,7 +56,9 @@ extension JSONValue {
         output.append(contentsOf: value.description.utf8)
     }
 
-    static func writeString(_ value: String, into output: inout [UInt8]) {
+    /// Appends `value` as a JSON string (quoted, with `"`, `\\` and control characters escaped)
+    /// to `output`, for callers that write JSON by hand around values they already hold as bytes.
+    public static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {

@@ -6,24 +6,28 @@ extension StoredRecord {
     /// metadata plus the stored Instant JSON content, copied as stored (the server wrote it, so it
     /// is valid JSON), or `null` with `"deleted": true` for a tombstone.
     func writeSyncJSON(into buffer: inout ByteBuffer) {
-        var metadata: [String: JSONValue] = [
-            "id": .string(id),
-            "kind": .string(kind.rawValue),
-            "revision": .integer(revision),
-            "group": .optional(group),
-            "createdBy": .optional(createdBy),
-            "updatedBy": .optional(updatedBy),
-        ]
-        if isDeleted { metadata["deleted"] = true }
-        if let pdfObjectID { metadata["pdfObjectId"] = .integer(Int64(pdfObjectID)) }
         buffer.writeString(#"{"content":"#)
         if isDeleted || content.isEmpty {
             buffer.writeString("null")
         } else {
             buffer.writeBytes(content)
         }
-        buffer.writeInteger(UInt8(ascii: ","))
-        // The metadata object without its opening brace.
-        buffer.writeBytes(JSONValue.object(metadata).serialized().dropFirst())
+        // The metadata, written directly in key order (answers carry thousands of records).
+        var output: [UInt8] = []
+        output.reserveCapacity(160)
+        func member(_ key: String, _ value: String?) {
+            output.append(contentsOf: ",\"\(key)\":".utf8)
+            if let value { JSONValue.writeString(value, into: &output) } else { output.append(contentsOf: "null".utf8) }
+        }
+        member("createdBy", createdBy)
+        if isDeleted { output.append(contentsOf: #","deleted":true"#.utf8) }
+        member("group", group)
+        member("id", id)
+        member("kind", kind.rawValue)
+        if let pdfObjectID { output.append(contentsOf: ",\"pdfObjectId\":\(pdfObjectID)".utf8) }
+        output.append(contentsOf: ",\"revision\":\(revision)".utf8)
+        member("updatedBy", updatedBy)
+        output.append(UInt8(ascii: "}"))
+        buffer.writeBytes(output)
     }
 }
