@@ -58,20 +58,13 @@ struct PDFBenchmark: ParsableCommand {
             let document = try PDFDocument(contentsOf: brokenFile)
             return "\(document.pageCount) pages, \(document.warnings.count) warning(s)"
         }
-        guard let mutool = Self.executable("mutool") else {
+        guard ExternalTool.isInstalled("mutool") else {
             print("mutool not found: install mupdf-tools to compare")
             return
         }
         try measure("mutool show trailer of the broken file (repairs it)") {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: mutool)
-            process.arguments = ["show", brokenFile.path, "trailer"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            // mutool reports the repair on standard error.
+            let text = try ExternalTool.run("mutool", ["show", brokenFile.path, "trailer"], includingErrors: true)
             return text.contains("repair") ? "repaired" : "(no repair reported)"
         }
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-annots.js")
@@ -86,16 +79,7 @@ struct PDFBenchmark: ParsableCommand {
         print(n + " pages, " + count + " annotations");
         """.write(to: script, atomically: true, encoding: .utf8)
         try measure("mutool run: open + every page's annotations") {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: mutool)
-            process.arguments = ["run", script.path, file]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text.split(separator: "\n").last.map(String.init) ?? ""
+            try ExternalTool.run("mutool", ["run", script.path, file])
         }
     }
 
@@ -115,12 +99,5 @@ struct PDFBenchmark: ParsableCommand {
             index += 1
         }
         return Data(bytes)
-    }
-
-    static func executable(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }
     }
 }

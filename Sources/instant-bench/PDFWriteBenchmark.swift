@@ -81,18 +81,18 @@ struct PDFWriteBenchmark: ParsableCommand {
         let count = written.annotations().count
         print("check: the edited copy opens with \(count) annotations, \(written.warnings.count) warning(s)")
 
-        if Self.hasPython(module: "pymupdf") {
+        if ExternalTool.hasPython(module: "pymupdf") {
             try measure("PyMuPDF: open + add the same annotations + saveIncr") {
-                try Self.python(Self.pyMuPDFScript, copy.path, String(annotations))
+                try ExternalTool.run("python3", ["-c", Self.pyMuPDFScript, copy.path, String(annotations)])
             }
         } else {
             print("PyMuPDF not found: pip install pymupdf to compare")
         }
-        if Self.which("qpdf") {
+        if ExternalTool.isInstalled("qpdf") {
             let output = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-qpdf.pdf")
             defer { try? FileManager.default.removeItem(at: output) }
             try measure("qpdf: rewrite the whole file (no incremental mode)") {
-                try Self.runTool("qpdf", [copy.path, output.path])
+                try ExternalTool.run("qpdf", [copy.path, output.path])
             }
         }
     }
@@ -142,32 +142,4 @@ struct PDFWriteBenchmark: ParsableCommand {
         doc.saveIncr()
         print("%.1f ms inside Python (without starting it)" % ((time.perf_counter() - start) * 1000))
         """
-
-    static func python(_ script: String, _ arguments: String...) throws -> String {
-        try runTool("python3", ["-c", script] + arguments)
-    }
-
-    static func hasPython(module: String) -> Bool {
-        (try? runTool("python3", ["-c", "import \(module)"])) != nil
-    }
-
-    static func which(_ tool: String) -> Bool {
-        (try? runTool("sh", ["-c", "command -v \(tool)"])) != nil
-    }
-
-    /// Runs a tool; its last line of output, or an error when it fails.
-    @discardableResult
-    static func runTool(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ExitCode(process.terminationStatus) }
-        return text.split(separator: "\n").last.map(String.init) ?? ""
-    }
 }
