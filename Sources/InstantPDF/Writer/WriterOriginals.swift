@@ -30,7 +30,7 @@ struct WriterOriginals {
             if let number = annotation.pdfObjectId {
                 if annotations[number] == nil { annotations[number] = annotation }
             } else if let id = annotation.id {
-                directOriginals[id] = Self.directOriginal(id, in: document).map { (annotation, $0.entry) }
+                directOriginals[id] = Self.directEntry(id, in: document).map { (annotation, $0.entry) }
             }
         }
         for comment in records.comments {
@@ -100,6 +100,20 @@ struct WriterOriginals {
     /// Reads the original at a positional id `p<page>a<position>`: the dictionary written directly
     /// at that position of the page's `/Annots`.
     private static func directOriginal(_ id: String, in document: PDFDocument) -> DirectOriginal? {
+        guard let (page, entry, dictionary) = directEntry(id, in: document),
+            var annotation = document.annotation(
+                dictionary, number: 0, page: page, space: PageSpace(cropBox: page.cropBox))
+        else { return nil }
+        annotation.pdfObjectId = nil
+        annotation.id = id
+        return (annotation, entry)
+    }
+
+    /// The entry of a page's `/Annots` that a positional id `p<page>a<position>` names, when it is
+    /// a dictionary written directly into the array.
+    private static func directEntry(
+        _ id: String, in document: PDFDocument
+    ) -> (page: PDFPage, entry: PDFObject, dictionary: PDFDictionary)? {
         guard id.hasPrefix("p"), let separator = id.firstIndex(of: "a"),
             let pageIndex = Int(id[id.index(after: id.startIndex)..<separator]),
             let position = Int(id[id.index(after: separator)...]),
@@ -109,12 +123,8 @@ struct WriterOriginals {
         guard let pageReference = page.reference,
             let list = document.resolve(document.resolve(.reference(pageReference)).dictionaryValue?["Annots"] ?? .null)
                 .arrayValue,
-            list.indices.contains(position), case .dictionary(let dictionary) = list[position],
-            var annotation = document.annotation(
-                dictionary, number: 0, page: page, space: PageSpace(cropBox: page.cropBox))
+            list.indices.contains(position), case .dictionary(let dictionary) = list[position]
         else { return nil }
-        annotation.pdfObjectId = nil
-        annotation.id = id
-        return (annotation, list[position])
+        return (page, list[position], dictionary)
     }
 }
