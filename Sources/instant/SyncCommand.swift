@@ -10,7 +10,9 @@ struct SyncCommand: AsyncParsableCommand {
         abstract: "Download a layer with the client SDK and keep it synced, printing its state.",
         discussion: """
             The local copy lives in --dir (PDF, records, pending changes); running the command again \
-            resumes from it. Stop with Ctrl-C.
+            resumes from it. Edits applied while the server is unreachable are committed locally; the \
+            command then waits for the server (with --once it exits, and the next run pushes them). \
+            Stop with Ctrl-C.
             """
     )
 
@@ -41,18 +43,25 @@ struct SyncCommand: AsyncParsableCommand {
         if descriptor.isDownloaded {
             // Local edits need no network: they are committed now and pushed when possible.
             try applyFile(to: descriptor, printer: printer)
-            // Hand the (maybe newer) token over, then catch up.
+            // Hand the (maybe newer) token over, waiting for the server if it cannot be reached.
+            var wait = Duration.seconds(1)
             try descriptor.reauthenticate(withJWT: jwt)
-            guard await outcomes.next() == true else { throw ExitCode.failure }
+            while case let outcome = await outcomes.next(), outcome != .succeeded {
+                guard outcome == .unreachable, !once else { throw ExitCode.failure }
+                printer.say("waiting for the server (next try in \(wait)); local edits stay committed")
+                try await Task.sleep(for: wait)
+                wait = min(wait * 2, .seconds(30))
+                try descriptor.reauthenticate(withJWT: jwt)
+            }
             descriptor.sync()
-            guard await outcomes.next() == true else { throw ExitCode.failure }
+            guard await outcomes.next() == .succeeded else { throw ExitCode.failure }
         } else {
             try descriptor.download(usingJWT: jwt)
-            guard await outcomes.next() == true else { throw ExitCode.failure }
+            guard await outcomes.next() == .succeeded else { throw ExitCode.failure }
             if apply != nil {
                 try applyFile(to: descriptor, printer: printer)
                 descriptor.sync()
-                guard await outcomes.next() == true else { throw ExitCode.failure }
+                guard await outcomes.next() == .succeeded else { throw ExitCode.failure }
             }
         }
         printer.say("\(try descriptor.editableDocument.annotations().count) annotations")
@@ -83,16 +92,25 @@ extension SyncCommand {
 
 /// Prints the SDK's events, one line each.
 final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
-    /// Whether each download, sync or reauthentication succeeded, in order.
-    let outcomes: AsyncStream<Bool>
-    private let continuation: AsyncStream<Bool>.Continuation
+    /// How a download, sync or reauthentication ended.
+    enum Outcome: Equatable {
+        case succeeded
+        /// The server could not be reached; trying again later may succeed.
+        case unreachable
+        /// The server refused the token or the download.
+        case failed
+    }
+
+    /// How each download, sync or reauthentication ended, in order.
+    let outcomes: AsyncStream<Outcome>
+    private let continuation: AsyncStream<Outcome>.Continuation
 
     init() {
         (outcomes, continuation) = AsyncStream.makeStream()
     }
 
-    private func settle(_ success: Bool) {
-        continuation.yield(success)
+    private func settle(_ outcome: Outcome) {
+        continuation.yield(outcome)
     }
 
     func say(_ line: String) {
@@ -101,14 +119,14 @@ final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
 
     func instantClient(_ client: InstantClient, didFinishDownloadFor descriptor: InstantDocumentDescriptor) {
         say("downloaded: \(descriptor.documentState)")
-        settle(true)
+        settle(.succeeded)
     }
 
     func instantClient(
         _ client: InstantClient, didFailDownloadFor descriptor: InstantDocumentDescriptor, error: InstantError
     ) {
         say("download failed: \(error.message)")
-        settle(false)
+        settle(.failed)
     }
 
     func instantClient(_ client: InstantClient, didBeginSyncFor descriptor: InstantDocumentDescriptor) {
@@ -125,7 +143,7 @@ final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
     func instantClient(_ client: InstantClient, didFinishSyncFor descriptor: InstantDocumentDescriptor) {
         let count = (try? descriptor.editableDocument.annotations().count).map { ", \($0) annotations" } ?? ""
         say("sync finished: \(descriptor.documentState)\(count)")
-        settle(true)
+        settle(.succeeded)
     }
 
     func instantClient(
@@ -136,21 +154,26 @@ final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
 
     func instantClient(_ client: InstantClient, didFailAuthenticationFor descriptor: InstantDocumentDescriptor) {
         say("the server refused the JWT; run again with a new one")
-        settle(false)
+        settle(.failed)
     }
 
     func instantClient(
         _ client: InstantClient, descriptor: InstantDocumentDescriptor, didFinishReauthenticationWithJWT jwt: String
     ) {
         say("the server accepted the JWT")
-        settle(true)
+        settle(.succeeded)
     }
 
     func instantClient(
         _ client: InstantClient, descriptor: InstantDocumentDescriptor,
         didFailReauthenticationWithError error: InstantError
     ) {
-        say("the server refused the JWT: \(error.message)")
-        settle(false)
+        if error.isRetryable {
+            say("the server is unreachable: \(error.message)")
+            settle(.unreachable)
+        } else {
+            say("the server refused the JWT: \(error.message)")
+            settle(.failed)
+        }
     }
 }

@@ -209,14 +209,16 @@ struct ServeProcessTests {
         let text = try await Self.offThePool {
             var text = ""
             let deadline = Date().addingTimeInterval(30)
-            while !text.contains("committed locally"), Date() < deadline {
+            while !text.contains("waiting for the server"), Date() < deadline {
                 let chunk = output.fileHandleForReading.availableData
                 if chunk.isEmpty { break }
                 text += String(decoding: chunk, as: UTF8.self)
             }
             return text
         }
-        #expect(text.contains("applied"), "\(text)")
+        #expect(text.contains("committed locally"), "\(text)")
+        #expect(text.contains("the server is unreachable"), "\(text)")
+        #expect(client.isRunning, "an offline client waits for the server")
         kill(client.processIdentifier, SIGKILL)
         client.waitUntilExit()
         #expect(client.terminationReason == .uncaughtSignal)

@@ -70,13 +70,13 @@ struct ClientBehaviourTests {
         let server = try await LiveServer()
         defer { server.remove() }
         let client = try server.client("auth")
-        // Valid long enough to download; the server refuses it a few seconds later.
-        let shortLived = try await server.token(expiresIn: -3)
-        let descriptor = try client.documentDescriptor(forJWT: shortLived)
+        // Good for the download; the backend revokes it before the next sync.
+        let revoked = try await server.token(tokenID: "session-1")
+        let descriptor = try client.documentDescriptor(forJWT: revoked)
         let log = NotificationLog(descriptor, names: Self.allNames)
-        try descriptor.download(usingJWT: shortLived)
+        try descriptor.download(usingJWT: revoked)
         #expect(try await eventually { descriptor.documentState == .clean })
-        try await Task.sleep(for: .seconds(3))  // past the server's 5 s leeway for clock skew
+        try await server.revoke(revoked)
         try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
         let added = try descriptor.editableDocument.add(try note(text: "waiting"))
         descriptor.sync()

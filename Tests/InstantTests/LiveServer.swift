@@ -51,12 +51,23 @@ final class LiveServer: @unchecked Sendable {
     /// A client JWT for the document.
     func token(
         layer: String? = nil, user: String? = "alice", permissions: [String] = ["read-document", "write", "download"],
-        defaultGroup: String? = nil, expiresIn: TimeInterval = 3600
+        defaultGroup: String? = nil, tokenID: String? = nil
     ) async throws -> String {
         try await key.token(
             ClientClaims(
                 documentID: documentID, layer: layer, permissions: permissions, userID: user,
-                defaultGroup: defaultGroup, expiration: Date().addingTimeInterval(expiresIn)))
+                defaultGroup: defaultGroup, expiration: Date().addingTimeInterval(3600), tokenID: tokenID))
+    }
+
+    /// Revokes a client JWT through the server's REST API, as the customer's backend would.
+    func revoke(_ jwt: String) async throws {
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("api/revoke"))
+        request.httpMethod = "POST"
+        request.httpBody = JSONValue.object(["jwts": [.string(jwt)]]).serialized()
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("Token token=\"\(server.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
     }
 
     /// A fresh data directory for a client.
