@@ -290,6 +290,31 @@ struct ClientUserTests {
         #expect(files.count == 1, "one PDF file for the three layers")
         await server.stop()
     }
+
+    @Test func cancellingOneLayersDownloadLeavesTheSharedPDFDownloadToTheOthers() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let transport = HeldPDFTransport(serverURL: server.server.baseURL)
+        let client = try InstantClient(
+            serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("s"), transport: transport)
+        let (first, second) = (try await server.token(layer: "a"), try await server.token(layer: "b"))
+        let cancelled = try client.documentDescriptor(forJWT: first)
+        let kept = try client.documentDescriptor(forJWT: second)
+        try cancelled.download(usingJWT: first)
+        let progress = try #require(cancelled.downloadProgress)
+        #expect(try await eventually { progress.completedUnitCount > 0 })
+        try kept.download(usingJWT: second)
+        let keptProgress = try #require(kept.downloadProgress)
+        #expect(try await eventually { keptProgress.completedUnitCount > 0 }, "the joining layer sees the progress")
+
+        progress.cancel()
+        #expect(try await eventually { cancelled.documentState == .unknown && !cancelled.isDownloading })
+        transport.release()
+        #expect(try await eventually { kept.documentState == .clean })
+        #expect(transport.pdfDownloads == 1, "one download for both layers, not cancelled with the first")
+        #expect(keptProgress.completedUnitCount == keptProgress.totalUnitCount)
+        await server.stop()
+    }
 }
 
 @Suite("SDK attachments")

@@ -19,12 +19,19 @@ public final class InstantClient: @unchecked Sendable {
     let transport: any InstantTransport
     private let lock = NSLock()
     private var descriptors: [DescriptorKey: InstantDocumentDescriptor] = [:]
-    private var pdfDownloads: [String: Task<Void, any Error>] = [:]
+    private var pdfDownloads: [String: PDFDownload] = [:]
     private weak var _delegate: (any InstantClientDelegate)?
 
     struct DescriptorKey: Hashable {
         var documentID: String
         var layer: String
+    }
+
+    /// A document's PDF being downloaded, and the layers waiting for it with their progress handlers.
+    private struct PDFDownload {
+        let id: UUID
+        let task: Task<Void, any Error>
+        var waiters: [UUID: @Sendable (Int64, Int64?) -> Void] = [:]
     }
 
     /// Receives the same events as the notifications, for every descriptor of this client.
@@ -82,27 +89,58 @@ public final class InstantClient: @unchecked Sendable {
         try store.removeUnreferencedPDFs(keeping: inUse)
     }
 
-    /// Downloads a document's PDF into the store; layers downloading at the same time share one
-    /// download (the progress goes to the layer that started it).
+    /// Downloads a document's PDF into the store. Layers downloading at the same time share one
+    /// download and each sees its progress; it stops only when every one of them was cancelled.
     func downloadPDF(
         documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
     ) async throws {
-        let task = lock.withLock {
-            // A download cancelled by the layer that started it is not shared: start afresh.
-            if let running = pdfDownloads[documentID], !running.isCancelled { return running }
-            let task = Task { [store, transport] in
-                let data = try await transport.downloadPDF(documentID: documentID, jwt: jwt, progress: progress)
-                try store.storePDF(data, documentID: documentID)
-            }
-            pdfDownloads[documentID] = task
-            return task
+        try Task.checkCancellation()
+        let waiter = UUID()
+        let download = lock.withLock {
+            var download = pdfDownloads[documentID] ?? startPDFDownload(documentID: documentID, jwt: jwt)
+            download.waiters[waiter] = progress
+            pdfDownloads[documentID] = download
+            return download
         }
-        defer { lock.withLock { if pdfDownloads[documentID] == task { pdfDownloads[documentID] = nil } } }
+        defer { stopWaiting(waiter, for: download, of: documentID) }
         try await withTaskCancellationHandler {
-            try await task.value
+            try await download.task.value
         } onCancel: {
-            task.cancel()
+            stopWaiting(waiter, for: download, of: documentID)
         }
+    }
+
+    /// Starts downloading a PDF; the caller holds the lock and registers the download.
+    private func startPDFDownload(documentID: String, jwt: String) -> PDFDownload {
+        let id = UUID()
+        let task = Task { [store, transport] in
+            let data = try await transport.downloadPDF(documentID: documentID, jwt: jwt) { received, total in
+                for handler in self.progressHandlers(of: id, documentID: documentID) { handler(received, total) }
+            }
+            try store.storePDF(data, documentID: documentID)
+        }
+        return PDFDownload(id: id, task: task)
+    }
+
+    /// The progress handlers of the layers waiting for a PDF download.
+    private func progressHandlers(of download: UUID, documentID: String) -> [@Sendable (Int64, Int64?) -> Void] {
+        lock.withLock {
+            guard let current = pdfDownloads[documentID], current.id == download else { return [] }
+            return Array(current.waiters.values)
+        }
+    }
+
+    /// A layer stops waiting for a PDF download (it finished, or the layer's download was
+    /// cancelled); when nobody waits any more, the download is cancelled and forgotten.
+    private func stopWaiting(_ waiter: UUID, for download: PDFDownload, of documentID: String) {
+        let abandoned = lock.withLock {
+            guard var current = pdfDownloads[documentID], current.id == download.id,
+                current.waiters.removeValue(forKey: waiter) != nil
+            else { return false }
+            pdfDownloads[documentID] = current.waiters.isEmpty ? nil : current
+            return current.waiters.isEmpty
+        }
+        if abandoned { download.task.cancel() }
     }
 
     func descriptor(documentID: String, layer: String) throws(InstantError) -> InstantDocumentDescriptor {

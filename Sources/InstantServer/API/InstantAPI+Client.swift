@@ -4,12 +4,16 @@ import InstantJSON
 
 extension InstantAPI {
     /// Verifies the request's client token for the route's document and layer.
-    /// - Parameter permissions: The token needs at least one of these.
+    /// - Parameters:
+    ///   - permissions: The token needs at least one of these.
+    ///   - anyLayer: Whether a token for any layer of the document will do (for what all layers
+    ///     share, the PDF).
     func authorizeClient(
         _ request: Request,
         _ context: InstantRequestContext,
         verifier: ClientTokenVerifier?,
-        anyOf permissions: [String]
+        anyOf permissions: [String],
+        anyLayer: Bool = false
     ) async throws -> (token: ClientToken, documentID: String, layer: String) {
         let documentID = try documentID(context)
         let layer = try layerName(context)
@@ -36,7 +40,7 @@ extension InstantAPI {
                     "The token is for document '\(token.documentID)', not '\(documentID)'."
                 )
             }
-            guard token.layer == layer else {
+            guard anyLayer || token.layer == layer else {
                 throw ClientTokenError(
                     .wrongLayer,
                     "The token is for layer '\(token.layer)', not '\(layer)'."
@@ -61,7 +65,8 @@ extension InstantAPI {
     }
 
     /// `GET /i/d/{documentID}[/l/{layer}]/pdf`: the uploaded PDF for a client (needs `download` or
-    /// `read-document`); all layers share the document's one PDF.
+    /// `read-document`); all layers share the document's one PDF, so a token for any of its layers
+    /// will do.
     func clientPDF(
         _ request: Request,
         _ context: InstantRequestContext,
@@ -71,7 +76,8 @@ extension InstantAPI {
             request,
             context,
             verifier: verifier,
-            anyOf: ["download", "read-document"]
+            anyOf: ["download", "read-document"],
+            anyLayer: true
         )
         let document = try await requireDocument(documentID)
         return try await pdfResponse(document, request: request)
