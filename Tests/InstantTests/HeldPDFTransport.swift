@@ -21,11 +21,13 @@ final class HeldPDFTransport: InstantTransport, @unchecked Sendable {
     /// Lets held PDF downloads finish.
     func release() { lock.withLock { released = true } }
 
-    func downloadPDF(documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void)
+    func downloadPDF(
+        documentID: String, layer: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
+    )
         async throws(InstantError) -> Data
     {
         lock.withLock { calls += 1 }
-        let data = try await base.downloadPDF(documentID: documentID, jwt: jwt) { _, _ in }
+        let data = try await base.downloadPDF(documentID: documentID, layer: layer, jwt: jwt) { _, _ in }
         while !lock.withLock({ released }) {
             if Task.isCancelled { throw InstantError(.cancelled, "The download was cancelled.") }
             progress(1, Int64(data.count))

@@ -92,12 +92,12 @@ public final class InstantClient: @unchecked Sendable {
     /// Downloads a document's PDF into the store. Layers downloading at the same time share one
     /// download and each sees its progress; it stops only when every one of them was cancelled.
     func downloadPDF(
-        documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
+        documentID: String, layer: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
     ) async throws {
         try Task.checkCancellation()
         let waiter = UUID()
         let download = lock.withLock {
-            var download = pdfDownloads[documentID] ?? startPDFDownload(documentID: documentID, jwt: jwt)
+            var download = pdfDownloads[documentID] ?? startPDFDownload(documentID: documentID, layer: layer, jwt: jwt)
             download.waiters[waiter] = progress
             pdfDownloads[documentID] = download
             return download
@@ -111,10 +111,11 @@ public final class InstantClient: @unchecked Sendable {
     }
 
     /// Starts downloading a PDF; the caller holds the lock and registers the download.
-    private func startPDFDownload(documentID: String, jwt: String) -> PDFDownload {
+    private func startPDFDownload(documentID: String, layer: String, jwt: String) -> PDFDownload {
         let id = UUID()
         let task = Task { [store, transport] in
-            let data = try await transport.downloadPDF(documentID: documentID, jwt: jwt) { received, total in
+            let data = try await transport.downloadPDF(documentID: documentID, layer: layer, jwt: jwt) {
+                received, total in
                 for handler in self.progressHandlers(of: id, documentID: documentID) { handler(received, total) }
             }
             try store.storePDF(data, documentID: documentID)

@@ -2,54 +2,62 @@ import Foundation
 import InstantJSON
 
 extension InstantDocumentDescriptor {
-    /// Performs one action of the state machine.
+    /// Performs one action of the state machine. Tasks are cancelled after the lock is let go:
+    /// cancelling runs their cancellation handlers at once, on this thread.
     func perform(_ action: DocumentStateMachine.Action) {
         switch action {
         case .startDownload: startDownload()
         case .cancelDownload:
-            lock.withLock {
+            let task = lock.withLock {
                 downloadGeneration += 1
-                downloadTask?.cancel()
-                downloadTask = nil
                 _downloadProgress = nil
+                defer { downloadTask = nil }
+                return downloadTask
             }
+            task?.cancel()
         case .sendChanges: startRequest(sending: true)
         case .fetchChanges: startRequest(sending: false)
         case .applyResponse: applyResponse()
         case .cancelRequest:
-            lock.withLock {
+            let task = lock.withLock {
                 requestGeneration += 1
-                requestTask?.cancel()
-                requestTask = nil
+                defer { requestTask = nil }
+                return requestTask
             }
+            task?.cancel()
         case .scheduleAutomaticSync(let delay):
             let task = timer(after: delay, .syncRequested(.localChangesDelayElapsed))
-            lock.withLock {
-                automaticSyncTask?.cancel()
-                automaticSyncTask = task
+            let replaced = lock.withLock {
+                defer { automaticSyncTask = task }
+                return automaticSyncTask
             }
+            replaced?.cancel()
         case .cancelAutomaticSync:
-            lock.withLock {
-                automaticSyncTask?.cancel()
-                automaticSyncTask = nil
+            let task = lock.withLock {
+                defer { automaticSyncTask = nil }
+                return automaticSyncTask
             }
+            task?.cancel()
         case .scheduleRetry(let delay):
             let task = timer(after: delay, .syncRequested(.retryDelayElapsed))
-            lock.withLock {
-                retryTask?.cancel()
-                retryTask = task
+            let replaced = lock.withLock {
+                defer { retryTask = task }
+                return retryTask
             }
+            replaced?.cancel()
         case .cancelRetry:
-            lock.withLock {
-                retryTask?.cancel()
-                retryTask = nil
+            let task = lock.withLock {
+                defer { retryTask = nil }
+                return retryTask
             }
+            task?.cancel()
         case .startListening: startListening()
         case .stopListening:
-            lock.withLock {
-                listenTask?.cancel()
-                listenTask = nil
+            let task = lock.withLock {
+                defer { listenTask = nil }
+                return listenTask
             }
+            task?.cancel()
         case .performMigration(.content): migrateContent()
         case .performMigration(.databaseReset): resetForDatabaseMigration()
         case .invalidateDocuments:
@@ -85,7 +93,7 @@ extension InstantDocumentDescriptor {
                 // The PDF (if this device does not have it yet) and the records come in parallel.
                 async let records = transport.snapshot(documentID: documentID, layer: layer, jwt: jwt)
                 if try !store.hasPDF(documentID: documentID) {
-                    try await client?.downloadPDF(documentID: documentID, jwt: jwt) { received, total in
+                    try await client?.downloadPDF(documentID: documentID, layer: layer, jwt: jwt) { received, total in
                         if let total { progress.totalUnitCount = total + 1 }
                         progress.completedUnitCount = received
                     }
@@ -274,10 +282,11 @@ extension InstantDocumentDescriptor {
                 }
             }
         }
-        lock.withLock {
-            listenTask?.cancel()
-            listenTask = task
+        let replaced = lock.withLock {
+            defer { listenTask = task }
+            return listenTask
         }
+        replaced?.cancel()
     }
 
     // MARK: Notifications

@@ -4,8 +4,11 @@ import InstantJSON
 /// How the SDK talks to the server: the four client routes of the sync protocol
 /// (see docs/PROTOCOL.md). ``URLSessionTransport`` is the real one; tests may inject another.
 protocol InstantTransport: Sendable {
-    /// Downloads the document's PDF, reporting bytes received and the expected total.
-    func downloadPDF(documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void)
+    /// Downloads the document's PDF (the same for all its layers) through the route of the
+    /// layer the token is for, reporting bytes received and the expected total.
+    func downloadPDF(
+        documentID: String, layer: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
+    )
         async throws(InstantError) -> Data
 
     /// The layer's current records and revision.

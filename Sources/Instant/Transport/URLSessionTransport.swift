@@ -45,7 +45,7 @@ struct URLSessionTransport: InstantTransport {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await session.cancellableData(for: request)
         } catch let error as URLError where error.code == .cancelled {
             throw InstantError(.cancelled, "The request was cancelled.")
         } catch is CancellationError {
@@ -82,20 +82,22 @@ struct URLSessionTransport: InstantTransport {
     /// checked between chunks.
     static let downloadChunkSize = 4 << 20
 
-    func downloadPDF(documentID: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void)
+    func downloadPDF(
+        documentID: String, layer: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
+    )
         async throws(InstantError) -> Data
     {
         var data = Data()
         var total: Int64?
         repeat {
             if Task.isCancelled { throw InstantError(.cancelled, "The download was cancelled.") }
-            var request = request("i/d/\(documentID)/pdf", jwt: jwt, timeout: 120)
+            var request = request("\(layerPath(documentID, layer))/pdf", jwt: jwt, timeout: 120)
             let end = data.count + Self.downloadChunkSize - 1
             request.setValue("bytes=\(data.count)-\(end)", forHTTPHeaderField: "Range")
             let chunk: Data
             let response: URLResponse
             do {
-                (chunk, response) = try await session.data(for: request)
+                (chunk, response) = try await session.cancellableData(for: request)
             } catch is CancellationError {
                 throw InstantError(.cancelled, "The download was cancelled.")
             } catch let error as URLError where error.code == .cancelled {
@@ -169,7 +171,7 @@ struct URLSessionTransport: InstantTransport {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await session.cancellableData(for: request)
         } catch {
             throw InstantError(.couldNotReachServer, "Could not download the attachment: \(error)")
         }

@@ -4,16 +4,12 @@ import InstantJSON
 
 extension InstantAPI {
     /// Verifies the request's client token for the route's document and layer.
-    /// - Parameters:
-    ///   - permissions: The token needs at least one of these.
-    ///   - anyLayer: Whether a token for any layer of the document will do (for what all layers
-    ///     share, the PDF).
+    /// - Parameter permissions: The token needs at least one of these.
     func authorizeClient(
         _ request: Request,
         _ context: InstantRequestContext,
         verifier: ClientTokenVerifier?,
-        anyOf permissions: [String],
-        anyLayer: Bool = false
+        anyOf permissions: [String]
     ) async throws -> (token: ClientToken, documentID: String, layer: String) {
         let documentID = try documentID(context)
         let layer = try layerName(context)
@@ -40,7 +36,7 @@ extension InstantAPI {
                     "The token is for document '\(token.documentID)', not '\(documentID)'."
                 )
             }
-            guard anyLayer || token.layer == layer else {
+            guard token.layer == layer else {
                 throw ClientTokenError(
                     .wrongLayer,
                     "The token is for layer '\(token.layer)', not '\(layer)'."
@@ -65,8 +61,7 @@ extension InstantAPI {
     }
 
     /// `GET /i/d/{documentID}[/l/{layer}]/pdf`: the uploaded PDF for a client (needs `download` or
-    /// `read-document`); all layers share the document's one PDF, so a token for any of its layers
-    /// will do.
+    /// `read-document`); all layers share the document's one PDF.
     func clientPDF(
         _ request: Request,
         _ context: InstantRequestContext,
@@ -76,8 +71,7 @@ extension InstantAPI {
             request,
             context,
             verifier: verifier,
-            anyOf: ["download", "read-document"],
-            anyLayer: true
+            anyOf: ["download", "read-document"]
         )
         let document = try await requireDocument(documentID)
         return try await pdfResponse(document, request: request)
