@@ -234,11 +234,6 @@ struct SyncProtocolTests {
                 .post, "/i/d/\(id)/sync", headers: [.authorization: "Token token=\"\(review.token)\""],
                 body: Data(#"{"clientId":"r","baseRevision":0}"#.utf8), apiToken: nil)
             #expect(wrongLayer.status == .forbidden)
-            // The PDF belongs to the document: a token for any of its layers downloads it.
-            let pdf = try await client.request(
-                .get, "/i/d/\(id)/pdf", headers: [.authorization: "Token token=\"\(review.token)\""], apiToken: nil)
-            #expect(pdf.status == .ok)
-            #expect(pdf.body.starts(with: Data("%PDF-".utf8)))
         }
     }
 }
