@@ -212,6 +212,26 @@ struct ClientEdgeCaseTests {
         await server.stop()
     }
 
+    /// Cancels downloads at random moments, some as a response arrives. With FoundationNetworking's
+    /// `data(for:)` this deadlocked within a few rounds (the test hung); it must not.
+    @Test func cancellingADownloadAtAnyMomentNeverHangs() async throws {
+        let server = try await LiveServer(pageCount: 300)
+        defer { server.remove() }
+        let client = try server.client("c")
+        let jwt = try await server.token()
+        var random = SplitMix64(seed: 12)
+        for round in 0..<150 {
+            let descriptor = try client.documentDescriptor(forJWT: jwt)
+            try descriptor.download(usingJWT: jwt)
+            let progress = try #require(descriptor.downloadProgress)
+            try await Task.sleep(for: .microseconds(Int.random(in: 0..<4000, using: &random)))
+            progress.cancel()
+            #expect(try await eventually(10) { !descriptor.isDownloading }, "round \(round)")
+            try client.removeLocalStorage(forDocumentIdentifier: descriptor.identifier)
+        }
+        await server.stop()
+    }
+
     @Test func aRejectedUpdateRevertsToTheServersVersion() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
