@@ -10,9 +10,19 @@ struct URLSessionTransport: InstantTransport {
     let serverURL: URL
     let session: URLSession
 
-    init(serverURL: URL, session: URLSession = URLSession(configuration: .ephemeral)) {
+    init(serverURL: URL, session: URLSession = URLSession(configuration: Self.configuration)) {
         self.serverURL = serverURL
         self.session = session
+    }
+
+    /// An ephemeral session without a URL cache: sync answers must never come from a cache, and
+    /// on Linux a request cancelled while FoundationNetworking consults the cache can crash the
+    /// process (its cache lookup runs on another queue before the request is registered).
+    static var configuration: URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
     }
 
     /// The path of a layer's client routes; `appendingPathComponent` percent-encodes what a path
