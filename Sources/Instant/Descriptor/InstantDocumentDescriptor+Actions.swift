@@ -2,62 +2,31 @@ import Foundation
 import InstantJSON
 
 extension InstantDocumentDescriptor {
-    /// Performs one action of the state machine. Tasks are cancelled after the lock is let go:
-    /// cancelling runs their cancellation handlers at once, on this thread.
+    /// Performs one action of the state machine.
     func perform(_ action: DocumentStateMachine.Action) {
         switch action {
         case .startDownload: startDownload()
         case .cancelDownload:
-            let task = lock.withLock {
+            replaceTask(\.downloadTask, with: nil) {
                 downloadGeneration += 1
                 _downloadProgress = nil
-                defer { downloadTask = nil }
-                return downloadTask
             }
-            task?.cancel()
         case .sendChanges: startRequest(sending: true)
         case .fetchChanges: startRequest(sending: false)
         case .applyResponse: applyResponse()
         case .cancelRequest:
-            let task = lock.withLock {
-                requestGeneration += 1
-                defer { requestTask = nil }
-                return requestTask
-            }
-            task?.cancel()
+            replaceTask(\.requestTask, with: nil) { requestGeneration += 1 }
         case .scheduleAutomaticSync(let delay):
-            let task = timer(after: delay, .syncRequested(.localChangesDelayElapsed))
-            let replaced = lock.withLock {
-                defer { automaticSyncTask = task }
-                return automaticSyncTask
-            }
-            replaced?.cancel()
+            replaceTask(\.automaticSyncTask, with: timer(after: delay, .syncRequested(.localChangesDelayElapsed)))
         case .cancelAutomaticSync:
-            let task = lock.withLock {
-                defer { automaticSyncTask = nil }
-                return automaticSyncTask
-            }
-            task?.cancel()
+            replaceTask(\.automaticSyncTask, with: nil)
         case .scheduleRetry(let delay):
-            let task = timer(after: delay, .syncRequested(.retryDelayElapsed))
-            let replaced = lock.withLock {
-                defer { retryTask = task }
-                return retryTask
-            }
-            replaced?.cancel()
+            replaceTask(\.retryTask, with: timer(after: delay, .syncRequested(.retryDelayElapsed)))
         case .cancelRetry:
-            let task = lock.withLock {
-                defer { retryTask = nil }
-                return retryTask
-            }
-            task?.cancel()
+            replaceTask(\.retryTask, with: nil)
         case .startListening: startListening()
         case .stopListening:
-            let task = lock.withLock {
-                defer { listenTask = nil }
-                return listenTask
-            }
-            task?.cancel()
+            replaceTask(\.listenTask, with: nil)
         case .performMigration(.content): migrateContent()
         case .performMigration(.databaseReset): resetForDatabaseMigration()
         case .invalidateDocuments:
@@ -65,6 +34,21 @@ extension InstantDocumentDescriptor {
         case .post(let notification): post(notification)
         case .refuse: break
         }
+    }
+
+    /// Puts `task` in the slot at `slot` (with `update`, under the same lock) and cancels the task
+    /// it held after letting go of the lock: cancelling runs the task's cancellation handlers at
+    /// once, on this thread.
+    private func replaceTask(
+        _ slot: ReferenceWritableKeyPath<InstantDocumentDescriptor, Task<Void, Never>?>, with task: Task<Void, Never>?,
+        update: () -> Void = {}
+    ) {
+        let replaced = lock.withLock {
+            update()
+            defer { self[keyPath: slot] = task }
+            return self[keyPath: slot]
+        }
+        replaced?.cancel()
     }
 
     private func timer(after delay: Duration, _ event: DocumentStateMachine.Event) -> Task<Void, Never> {
@@ -282,11 +266,7 @@ extension InstantDocumentDescriptor {
                 }
             }
         }
-        let replaced = lock.withLock {
-            defer { listenTask = task }
-            return listenTask
-        }
-        replaced?.cancel()
+        replaceTask(\.listenTask, with: task)
     }
 
     // MARK: Notifications
