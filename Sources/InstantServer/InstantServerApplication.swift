@@ -25,7 +25,7 @@ public func buildInstantApplication(
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
-    let events = LayerEvents()
+    let events = LayerEvents(limits: configuration.clientLimits.listening)
     let routers = try await buildInstantRouters(
         configuration: configuration,
         storage: storage,
@@ -55,9 +55,10 @@ public func buildInstantRouters(
     configuration: InstantServerConfiguration,
     storage: any InstantStorage,
     importer: any DocumentImporter,
-    events: LayerEvents = LayerEvents(),
+    events: LayerEvents? = nil,
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
 ) async throws -> (http: Router<InstantRequestContext>, webSocket: Router<InstantRequestContext>) {
+    let events = events ?? LayerEvents(limits: configuration.clientLimits.listening)
     let storage = NotifyingStorage(base: storage, events: events)
     let api = InstantAPI(storage: storage, importer: importer, configuration: configuration, events: events)
     var verifier: ClientTokenVerifier?

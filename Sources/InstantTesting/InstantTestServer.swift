@@ -35,7 +35,8 @@ public final class InstantTestServer: Sendable {
     ///   - importer: Reads uploaded PDFs.
     ///   - jwt: How client tokens are verified, if client routes are used.
     ///   - apiAuthToken: The API token; a random one by default.
-    ///   - maxBodySize: The request body limit.
+    ///   - maxBodySize: The request body limit of the backend API.
+    ///   - clientLimits: The limits of client routes.
     ///   - longPollTimeout: How long a long-poll waits before answering with no change.
     public static func start(
         storage: any InstantStorage,
@@ -43,6 +44,7 @@ public final class InstantTestServer: Sendable {
         jwt: JWTConfiguration? = nil,
         apiAuthToken: String = UUID().uuidString,
         maxBodySize: Int = 64 * 1024 * 1024,
+        clientLimits: ClientLimits = ClientLimits(),
         longPollTimeout: Duration = .seconds(50)
     ) async throws -> InstantTestServer {
         let configuration = InstantServerConfiguration(
@@ -51,6 +53,7 @@ public final class InstantTestServer: Sendable {
             apiAuthToken: apiAuthToken,
             jwt: jwt,
             maxBodySize: maxBodySize,
+            clientLimits: clientLimits,
             longPollTimeout: longPollTimeout
         )
         var logger = Logger(label: "instant.test-server")

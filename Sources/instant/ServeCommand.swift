@@ -50,11 +50,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The algorithm of client JWTs: RS256 (default), RS512, ES256 or ES512. Env: JWT_ALGORITHM.")
     var jwtAlgorithm: String?
 
-    @Option(help: "The largest accepted request body in bytes (default 256 MiB). Env: MAX_BODY_SIZE.")
+    @Option(
+        help: "The largest request body of the backend API (/api/...), in bytes (default 256 MiB). Env: MAX_BODY_SIZE.")
     var maxBodySize: Int?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info). Env: LOG_LEVEL.")
     var logLevel: String?
+
+    @OptionGroup(title: "Client limits")
+    var clientLimits: ClientLimitOptions
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -119,7 +123,8 @@ struct ServeCommand: AsyncParsableCommand {
             port: port,
             apiAuthToken: apiToken,
             jwt: jwt,
-            maxBodySize: maxBodySize
+            maxBodySize: maxBodySize,
+            clientLimits: try clientLimits.limits(environment: environment)
         )
         let credentials = development
         let printKeyHint = usesDevelopmentKey

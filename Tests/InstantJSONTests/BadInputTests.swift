@@ -32,6 +32,22 @@ struct BadInputTests {
         #expect(error?.rule.contains("line 1, column") == true)
     }
 
+    /// JSON text is UTF-8: invalid bytes in a string are refused, with or without escapes before
+    /// them, never replaced.
+    @Test func invalidUTF8IsRefused() throws {
+        for prefix in ["", "\\n"] {
+            let bytes = Array(#"{"a": "ok \#(prefix)"#.utf8) + [0xC3, 0x28, 0xFF] + Array(#""}"#.utf8)
+            #expect(throws: InstantJSONError.self) { try JSONValue(parsing: bytes) }
+            do {
+                _ = try JSONValue(parsing: bytes)
+            } catch {
+                #expect(error.rule.contains("invalid UTF-8 in a string"))
+                #expect(error.rule.contains("line 1, column 8"), "the string starts there")
+            }
+        }
+        #expect(try JSONValue(parsing: Array(#"{"a": "é😀"}"#.utf8))["a"] == "é😀")
+    }
+
     @Test func deepNestingIsRefusedNotACrash() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         let error = documentError(deep)

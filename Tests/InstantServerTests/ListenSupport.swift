@@ -57,12 +57,15 @@ final class ListeningSocket: Sendable {
         return nil
     }
 
-    /// The latest presence list received, as client ids.
+    /// The latest presence list received, as `user:connections` entries (`-` for anonymous users).
     func presence() async -> [String]? {
-        await inbox.messages.last { $0["presence"] != nil }?["presence"]?.arrayValue?.compactMap {
-            $0["clientId"]?.stringValue
+        await inbox.messages.last { $0["presence"] != nil }?["presence"]?.arrayValue?.map {
+            "\($0["userId"]?.stringValue ?? "-"):\($0["connections"]?.intValue ?? 0)"
         }
     }
+
+    /// Every message received so far.
+    func messages() async -> [JSONValue] { await inbox.messages }
 
     /// Waits up to 30 s until the latest presence list is `expected`; returns the latest one.
     func presence(becoming expected: [String]) async throws -> [String]? {

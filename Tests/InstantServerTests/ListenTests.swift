@@ -56,10 +56,13 @@ struct ListenTests {
             let port = try #require(client.client.port)
             let id = try await client.upload(TestPDF.make(pageCount: 1))
             let token = try await fixture.token(id)
-            let first = ListeningSocket(port: port, path: "/i/d/\(id)/listen?since=0&clientId=phone&jwt=\(token)")
+            let first = ListeningSocket(port: port, path: "/i/d/\(id)/listen?since=0&jwt=\(token)")
             #expect(try await first.message { $0["presence"] != nil } != nil)
-            let second = ListeningSocket(port: port, path: "/i/d/\(id)/listen?since=0&clientId=tablet&jwt=\(token)")
-            #expect(try await first.presence(becoming: ["phone", "tablet"]) == ["phone", "tablet"])
+            let bob = try await fixture.token(id, user: "bob")
+            let second = ListeningSocket(port: port, path: "/i/d/\(id)/listen?since=0&jwt=\(bob)")
+            let third = ListeningSocket(port: port, path: "/i/d/\(id)/listen?since=0&jwt=\(bob)")
+            #expect(try await first.presence(becoming: ["alice:1", "bob:2"]) == ["alice:1", "bob:2"])
+            await third.close()
 
             let alice = SyncClient(client, documentID: id, token: token, clientID: "phone")
             try await alice.sync([put("n1", noteContent())])
@@ -69,7 +72,7 @@ struct ListenTests {
             #expect(poke.objectValue?.keys.sorted() == ["revision"], "a poke carries the revision, never data")
 
             await second.close()
-            #expect(try await first.presence(becoming: ["phone"]) == ["phone"])
+            #expect(try await first.presence(becoming: ["alice:1"]) == ["alice:1"])
             await first.close()
         }
     }
@@ -81,7 +84,7 @@ struct ListenTests {
             let port = try #require(client.client.port)
             let id = try await client.upload(TestPDF.make(pageCount: 1))
             let revocable = try await fixture.token(id, tokenID: "jti-1")
-            let socket = ListeningSocket(port: port, path: "/i/d/\(id)/listen?clientId=a&jwt=\(revocable)")
+            let socket = ListeningSocket(port: port, path: "/i/d/\(id)/listen?jwt=\(revocable)")
             #expect(try await socket.message { $0["presence"] != nil } != nil)
             let revoked = try await client.json(.post, "/api/revoke", ["jtis": ["jti-1"]])
             #expect(revoked.status == .ok)
@@ -90,7 +93,7 @@ struct ListenTests {
             #expect(close?.reason?.contains("revoked") == true)
 
             let shortLived = try await fixture.token(id, expiresIn: 1)
-            let expiring = ListeningSocket(port: port, path: "/i/d/\(id)/listen?clientId=b&jwt=\(shortLived)")
+            let expiring = ListeningSocket(port: port, path: "/i/d/\(id)/listen?jwt=\(shortLived)")
             let expired = try await expiring.closedByServer()
             #expect(expired?.closeCode == .policyViolation)
             #expect(expired?.reason?.contains("expired") == true)

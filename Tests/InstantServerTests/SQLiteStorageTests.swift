@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import InstantJSON
 import Testing
 
@@ -253,7 +254,8 @@ struct SQLiteStorageTests {
         defer { directory.remove() }
         let storage = try SQLiteStorage(directory: directory.url)
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
-        let push = ClientPush(clientID: "client-1", pushID: 7)
+        let alice = ClientIdentity(userID: "alice", clientID: "client-1")
+        let push = ClientPush(client: alice, pushID: 7)
         let first = try await storage.apply(
             [.put(Self.annotation("A", note: "one"))],
             documentID: "d",
@@ -276,7 +278,7 @@ struct SQLiteStorageTests {
             [.put(Self.annotation("B"))],
             documentID: "d",
             layer: "",
-            push: ClientPush(clientID: "client-1", pushID: 3),
+            push: ClientPush(client: alice, pushID: 3),
             onConditionFailure: .skipChange
         )
         #expect(older.isDuplicatePush)
@@ -284,16 +286,73 @@ struct SQLiteStorageTests {
             try await storage.record(documentID: "d", layer: "", id: "A")?.content
                 == Self.annotation("A", note: "one").content)
         #expect(try await storage.record(documentID: "d", layer: "", id: "B") == nil)
-        #expect(try await storage.lastPushID(documentID: "d", layer: "", clientID: "client-1") == 7)
+        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: alice) == 7)
         // Another client's push numbers are its own.
         let other = try await storage.apply(
             [.put(Self.annotation("B"))],
             documentID: "d",
             layer: "",
-            push: ClientPush(clientID: "client-2", pushID: 1),
+            push: ClientPush(client: ClientIdentity(userID: "alice", clientID: "client-2"), pushID: 1),
             onConditionFailure: .skipChange
         )
         #expect(other.revision == 2)
+        // The same client id under another user is another client.
+        let bob = ClientIdentity(userID: "bob", clientID: "client-1")
+        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: bob) == nil)
+        let bobs = try await storage.apply(
+            [.put(Self.annotation("C"))], documentID: "d", layer: "", push: ClientPush(client: bob, pushID: 1),
+            onConditionFailure: .skipChange)
+        #expect(bobs.isDuplicatePush == false)
+        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: alice) == 7)
+    }
+
+    /// A database of the schema before client identities keeps its clients' last push ids, under the
+    /// anonymous user scope.
+    @Test func exactlyOnceStateSurvivesTheClientIdentityMigration() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("instant.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteStorage.migrator.migrate(queue, upTo: "v2-comment-threads")
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                    VALUES ('d', 'x', 1, '[]', 0, 0);
+                    INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 4);
+                    INSERT INTO client_pushes (document_id, layer, client_id, push_id, revision)
+                    VALUES ('d', '', 'client-1', 9, 4);
+                    """)
+        }
+        try queue.close()
+        let storage = try SQLiteStorage(
+            databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"))
+        let client = ClientIdentity(userID: nil, clientID: "client-1")
+        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: client) == 9)
+        #expect(
+            try await storage.lastPushID(
+                documentID: "d", layer: "", client: ClientIdentity(userID: "alice", clientID: "client-1")) == nil)
+    }
+
+    @Test func aPushIDFarAboveTheLastOneIsRefusedAndChangesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try SQLiteStorage(directory: directory.url)
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        let client = ClientIdentity(userID: nil, clientID: "client-1")
+        for pushID in [Int64.max, ClientPush.maximumStep + 1] {
+            await #expect(throws: StorageError.self) {
+                try await storage.apply(
+                    [.put(Self.annotation("A"))], documentID: "d", layer: "",
+                    push: ClientPush(client: client, pushID: pushID), onConditionFailure: .skipChange)
+            }
+        }
+        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: client) == nil)
+        #expect(try await storage.record(documentID: "d", layer: "", id: "A") == nil)
+        let next = try await storage.apply(
+            [.put(Self.annotation("A"))], documentID: "d", layer: "",
+            push: ClientPush(client: client, pushID: ClientPush.maximumStep), onConditionFailure: .skipChange)
+        #expect(next.revision == 1)
     }
 
     @Test func aDocumentIsCreatedWithItsInitialContentInOneTransaction() async throws {

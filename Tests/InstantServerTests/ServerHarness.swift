@@ -14,6 +14,7 @@ struct ServerHarness {
     let directory: URL
     var jwt: JWTConfiguration?
     var maxBodySize = 8 * 1024 * 1024
+    var clientLimits = ClientLimits()
     var longPollTimeout: Duration = .seconds(50)
 
     /// Runs `body` against a freshly started server; the server stops afterwards.
@@ -26,6 +27,7 @@ struct ServerHarness {
                 apiAuthToken: Self.apiToken,
                 jwt: jwt,
                 maxBodySize: maxBodySize,
+                clientLimits: clientLimits,
                 longPollTimeout: longPollTimeout
             ),
             storage: storage,

@@ -77,7 +77,7 @@ final class SyncClient: @unchecked Sendable {
         if !changes.isEmpty {
             let id = pushID ?? nextPushID
             body["pushId"] = .integer(id)
-            nextPushID = max(nextPushID, id + 1)
+            nextPushID = max(nextPushID, id &+ 1)
         }
         let reply = try await client.request(
             .post, "\(path)/sync",

@@ -46,6 +46,28 @@ struct ClientSyncTests {
         await server.stop()
     }
 
+    /// Pending changes larger than a server takes in one push go out in several pushes, oldest
+    /// first, and all arrive.
+    @Test func manyPendingChangesAreSentInSeveralPushes() async throws {
+        let server = try await LiveServer(clientLimits: ClientLimits(maxSyncBodySize: 5 * 1024 * 1024 / 2))
+        defer { server.remove() }
+        let client = try server.client("a")
+        let jwt = try await server.token()
+        let descriptor = try await server.downloaded(client, jwt: jwt)
+        try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        var ids: [String] = []
+        for index in 0..<30 {
+            let added = try descriptor.editableDocument.add(
+                try note(text: "\(index) " + String(repeating: "x", count: 100_000)))
+            ids.append(try #require(descriptor.editableDocument.identifier(for: added)))
+        }
+        descriptor.sync()
+        #expect(try await eventually { descriptor.documentState == .clean })
+        let onServer = try await server.serverAnnotations()
+        #expect(Set(onServer.keys) == Set(ids))
+        await server.stop()
+    }
+
     @Test func twoClientsConvergeThroughListening() async throws {
         let server = try await LiveServer()
         defer { server.remove() }

@@ -17,11 +17,18 @@ final class LiveServer: @unchecked Sendable {
     private(set) var server: InstantTestServer
     let documentID: String
 
+    /// The limits of the server's client routes.
+    let clientLimits: ClientLimits
+
     /// Starts a server and uploads a PDF (two pages unless told otherwise).
-    init(longPollTimeout: Duration = .seconds(5), pageCount: Int = 2) async throws {
+    init(
+        longPollTimeout: Duration = .seconds(5), pageCount: Int = 2, clientLimits: ClientLimits = ClientLimits()
+    ) async throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("instant-sdk-\(UUID().uuidString)")
         key = try await TestSigningKey(.es256)
-        server = try await Self.startServer(root: root, key: key, longPollTimeout: longPollTimeout)
+        self.clientLimits = clientLimits
+        server = try await Self.startServer(
+            root: root, key: key, longPollTimeout: longPollTimeout, clientLimits: clientLimits)
         var request = URLRequest(url: server.baseURL.appendingPathComponent("api/documents"))
         request.httpMethod = "POST"
         request.httpBody = TestPDF.make(pageCount: pageCount, seed: 7)
@@ -31,19 +38,20 @@ final class LiveServer: @unchecked Sendable {
         documentID = try #require(try JSONValue(parsing: data)["data"]?["document_id"]?.stringValue)
     }
 
-    private static func startServer(root: URL, key: TestSigningKey, longPollTimeout: Duration) async throws
-        -> InstantTestServer
-    {
+    private static func startServer(
+        root: URL, key: TestSigningKey, longPollTimeout: Duration, clientLimits: ClientLimits
+    ) async throws -> InstantTestServer {
         try await InstantTestServer.start(
             storage: try SQLiteStorage(directory: root.appendingPathComponent("server")),
             importer: InstantPDFImporter(), jwt: key.jwtConfiguration, apiAuthToken: "api-token",
-            longPollTimeout: longPollTimeout)
+            clientLimits: clientLimits, longPollTimeout: longPollTimeout)
     }
 
     /// Stops the server (its data stays) and starts it again on a new port.
     func restart() async throws {
         await server.stop()
-        server = try await Self.startServer(root: root, key: key, longPollTimeout: .seconds(5))
+        server = try await Self.startServer(
+            root: root, key: key, longPollTimeout: .seconds(5), clientLimits: clientLimits)
     }
 
     func stop() async { await server.stop() }

@@ -3,8 +3,16 @@ import GRDB
 import InstantJSON
 
 extension LocalStore {
+    /// The most changes one push carries; servers refuse more than 5,000 by default.
+    static let maximumChangesPerPush = 1_000
+    /// The most bytes of record content one push carries (a push of one larger record is still
+    /// sent); servers refuse sync bodies over 8 MiB by default.
+    static let maximumPushContentSize = 2 * 1024 * 1024
+
     /// The push to send: the one in flight if its answer never arrived (resent unchanged), else a
-    /// new one made of every pending change, or `nil` when there is nothing to push.
+    /// new one made of the oldest pending changes (up to ``maximumChangesPerPush`` and
+    /// ``maximumPushContentSize``; the rest go in the next push), or `nil` when there is nothing to
+    /// push.
     func nextPush(documentID: String, layer: String) throws(InstantError) -> PendingPush? {
         try write { db in
             if let row = try Row.fetchOne(
@@ -22,11 +30,20 @@ extension LocalStore {
                 let layerRow = try Row.fetchOne(
                     db, sql: "SELECT * FROM layers WHERE document_id = ? AND name = ?", arguments: [documentID, layer])
             else { return nil }
-            let changes = rows.map { row in
-                PushedChange(
-                    id: row["id"], kind: row["kind"],
-                    content: (row["local_content"] as Data?).flatMap { try? JSONValue(parsing: $0) },
-                    group: row["local_group"], version: row["local_version"])
+            var changes: [PushedChange] = []
+            var contentSize = 0
+            for row in rows {
+                let content = row["local_content"] as Data?
+                contentSize += content?.count ?? 0
+                if !changes.isEmpty,
+                    changes.count == Self.maximumChangesPerPush || contentSize > Self.maximumPushContentSize
+                {
+                    break
+                }
+                changes.append(
+                    PushedChange(
+                        id: row["id"], kind: row["kind"], content: content.flatMap { try? JSONValue(parsing: $0) },
+                        group: row["local_group"], version: row["local_version"]))
             }
             let push = PendingPush(
                 pushID: layerRow["next_push_id"], baseRevision: layerRow["revision"], changes: changes)

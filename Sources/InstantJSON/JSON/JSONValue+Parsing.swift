@@ -176,7 +176,7 @@ private struct Parser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let string = String(decoding: bytes[start..<index], as: UTF8.self)
+                let string = try validUTF8(bytes[start..<index], at: start)
                 index += 1
                 return string
             }
@@ -189,7 +189,7 @@ private struct Parser {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
-                return String(decoding: buffer, as: UTF8.self)
+                return try validUTF8(buffer[...], at: start)
             }
             if byte < 0x20 { throw failure("unescaped control character in a string") }
             if byte != UInt8(ascii: "\\") {
@@ -233,6 +233,17 @@ private struct Parser {
             }
         }
         throw failure("unexpected end of input inside a string")
+    }
+
+    /// The bytes of a string as text; JSON text is UTF-8, and bytes that are not are refused rather
+    /// than replaced, so that what is stored is what was sent.
+    func validUTF8(_ slice: ArraySlice<UInt8>, at start: Int) throws(InstantJSONError) -> String {
+        guard let string = String(validating: slice, as: UTF8.self) else {
+            var position = self
+            position.index = start
+            throw position.failure("invalid UTF-8 in a string")
+        }
+        return string
     }
 
     mutating func parseHexQuad() throws(InstantJSONError) -> UInt32 {

@@ -45,6 +45,8 @@ extension APIError {
             self.init(.notFound, error.message)
         case .documentExists, .layerExists, .recordExists, .recordDeleted:
             self.init(.conflict, error.message)
+        case .pushOutOfRange:
+            self.init(.badRequest, error.message)
         default:
             self.init(.internalServerError, "The storage failed: \(error.message)")
         }

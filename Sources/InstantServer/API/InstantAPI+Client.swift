@@ -163,7 +163,10 @@ extension InstantAPI {
         let (_, documentID, _) = try await authorizeClient(request, context, verifier: verifier, anyOf: ["write"])
         let expected = try identifier("attachmentID", context, what: "attachment id").lowercased()
         _ = try await requireDocument(documentID)
-        let data = try await body(request)
+        let data = try await body(
+            request,
+            limit: BodyLimit(
+                bytes: configuration.clientLimits.maxAttachmentSize, option: "--max-client-attachment-size"))
         guard !data.isEmpty else { throw APIError.badRequest("The attachment is empty.") }
         let actual = Attachment.key(for: data)
         guard actual == expected else {

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import InstantJSON
 import Logging
+import NIOCore
 
 /// The shared state of the route handlers.
 struct InstantAPI: Sendable {
@@ -55,26 +56,46 @@ struct InstantAPI: Sendable {
         return try await storage.layerCreatingIfNeeded(documentID: documentID, name: name)
     }
 
-    /// The whole request body, refused with 413 above the configured limit.
-    func body(_ request: Request) async throws -> Data {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBodySize {
-            throw APIError(
-                .contentTooLarge,
-                "The request body has \(length) bytes, more than the limit of \(configuration.maxBodySize)."
-            )
-        }
-        let buffer = try await request.body.collect(upTo: configuration.maxBodySize)
-        return Data(buffer.readableBytesView)
+    /// A limit on a request body: its size, and the `instant serve` option that raises it.
+    struct BodyLimit {
+        var bytes: Int
+        var option: String
     }
 
-    /// The request body parsed as JSON, or 400.
-    func jsonBody(_ request: Request) async throws -> JSONValue {
-        let data = try await body(request)
+    /// The body limit of the backend API (`/api/...`).
+    var backendBodyLimit: BodyLimit { BodyLimit(bytes: configuration.maxBodySize, option: "--max-body-size") }
+
+    /// The whole request body, refused with 413 above `limit` (the backend API's by default)
+    /// before more than `limit` bytes are held: a declared `Content-Length` over it is refused
+    /// without reading, a streamed body as soon as it passes it.
+    func body(_ request: Request, limit: BodyLimit? = nil) async throws -> Data {
+        let limit = limit ?? backendBodyLimit
+        func tooLarge(_ size: String) -> APIError {
+            APIError(
+                .contentTooLarge,
+                "The request body has \(size) bytes, more than this route's limit of \(limit.bytes); send a smaller "
+                    + "body, or ask the server's operator to raise \(limit.option)."
+            )
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit.bytes {
+            throw tooLarge("\(length)")
+        }
+        do {
+            let buffer = try await request.body.collect(upTo: limit.bytes)
+            return Data(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge("more than \(limit.bytes)")
+        }
+    }
+
+    /// The request body parsed as JSON, or 400; `limit` as for ``body(_:limit:)``.
+    func jsonBody(_ request: Request, limit: BodyLimit? = nil) async throws -> JSONValue {
+        let data = try await body(request, limit: limit)
         guard !data.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
         do {
             return try JSONValue.parse(data)
         } catch {
-            throw APIError.badRequest("The request body is not valid JSON.")
+            throw APIError.badRequest("The request body is not valid JSON: \(error)")
         }
     }
 }

@@ -18,7 +18,11 @@ struct MultipartForm {
         part(named: name).map { String(decoding: $0.data, as: UTF8.self) }
     }
 
-    /// The boundary of a `multipart/form-data` content type, or `nil` for other types.
+    /// The longest boundary RFC 2046 allows.
+    static let maximumBoundaryLength = 70
+
+    /// The boundary parameter of a `multipart/form-data` content type (possibly empty or invalid:
+    /// ``parse(_:boundary:)`` checks it), or `nil` for other types.
     static func boundary(contentType: String) -> String? {
         let pieces = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
         guard pieces.first?.lowercased() == "multipart/form-data" else { return nil }
@@ -27,13 +31,16 @@ struct MultipartForm {
             if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
                 value = String(value.dropFirst().dropLast())
             }
-            return value.isEmpty ? nil : value
+            return value
         }
-        return nil
+        return ""
     }
 
     /// Parses a body with the given boundary.
+    /// - Throws: ``APIError`` (400) for a boundary that is empty, longer than 70 characters or not
+    ///   made of the characters RFC 2046 allows, and for a body that does not follow it.
     static func parse(_ body: Data, boundary: String) throws(APIError) -> MultipartForm {
+        try validate(boundary: boundary)
         let bytes = [UInt8](body)
         let delimiter = Array("--\(boundary)".utf8)
         guard var position = find(delimiter, in: bytes, from: 0) else {
@@ -56,6 +63,21 @@ struct MultipartForm {
             position = next + 2
         }
         return MultipartForm(parts: parts)
+    }
+
+    /// Checks a boundary against RFC 2046: 1 to 70 characters of `bcharsnospace` and spaces, not
+    /// ending in a space. (The search for it is then linear in the body.)
+    private static func validate(boundary: String) throws(APIError) {
+        let allowed = Set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'()+_,-./:=? ")
+        guard !boundary.isEmpty, boundary.count <= maximumBoundaryLength, boundary.allSatisfy(allowed.contains),
+            boundary.last != " "
+        else {
+            throw .badRequest(
+                "The multipart boundary '\(boundary.prefix(80))' is not valid: RFC 2046 allows 1 to "
+                    + "\(maximumBoundaryLength) letters, digits and '()+_,-./:=? characters; let your HTTP library "
+                    + "choose one."
+            )
+        }
     }
 
     private static func part(headers: String, data: Data) throws(APIError) -> Part {

@@ -17,6 +17,15 @@ enum RecordValidation {
         default: errors = []
         }
         if let error = errors.first { return error.description }
+        // The format lets types it does not know through (files from newer versions read and
+        // write back unchanged); the server stores only types every client can show and every
+        // export can write.
+        if kind == .annotation, let type = object["type"]?.stringValue,
+            !AnnotationType.allKnown.contains(AnnotationType(rawValue: type))
+        {
+            return "\(path).type: '\(type.prefix(60))' is not an annotation type of Instant JSON (pspdfkit/ink, "
+                + "pspdfkit/note, pspdfkit/shape/rectangle, …)"
+        }
         if kind == .annotation || kind == .comment, object["pageIndex"] != nil,
             let problem = pageProblem(object, pageCount: pageCount, path: path)
         {

@@ -21,6 +21,9 @@ public struct ClientToken: Sendable, Hashable {
     public var tokenID: String?
     /// When the token expires (`exp`).
     public var expiresAt: Date
+    /// What tells this token apart from others for per-token limits: its `jti`, or a digest of
+    /// its text for tokens without one.
+    public var key: String
 
     /// Creates a token value.
     public init(
@@ -32,7 +35,8 @@ public struct ClientToken: Sendable, Hashable {
         creatorName: String? = nil,
         collaborationPermissions: CollaborationPermissions? = nil,
         tokenID: String? = nil,
-        expiresAt: Date
+        expiresAt: Date,
+        key: String? = nil
     ) {
         self.documentID = documentID
         self.layer = layer
@@ -43,6 +47,16 @@ public struct ClientToken: Sendable, Hashable {
         self.collaborationPermissions = collaborationPermissions
         self.tokenID = tokenID
         self.expiresAt = expiresAt
+        self.key = key ?? tokenID.map { "jti:\($0)" } ?? "claims:\(documentID)|\(layer)|\(userID ?? "")|\(expiresAt)"
+    }
+
+    /// The time until the token expires, never more than `limit` and never negative: `exp` may be
+    /// any number, and a wait for it must not overflow a `Duration`.
+    public func timeLeft(atMost limit: Duration, now: Date = Date()) -> Duration {
+        let seconds = expiresAt.timeIntervalSince(now)
+        guard seconds > 0 else { return .zero }
+        let limitSeconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) * 1e-18
+        return seconds >= limitSeconds ? limit : .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 
     /// Whether the token grants a permission.

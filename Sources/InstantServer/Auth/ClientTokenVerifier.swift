@@ -97,7 +97,12 @@ public struct ClientTokenVerifier: Sendable {
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             throw ClientTokenError(.badSignature, "The token's signature does not match the server's public key.")
         } catch {
-            throw ClientTokenError(.malformed, "The token cannot be read: \(error)")
+            let payload = Self.base64URLDecode(parts[1]).flatMap { try? JSONValue.parse($0) }
+            throw ClientTokenError(
+                .malformed,
+                payload.flatMap(ClientClaims.typeProblem(in:))
+                    ?? "The token's payload is not a JSON object of claims; mint it with a JWT library."
+            )
         }
         guard let expiration = claims.exp else {
             throw ClientTokenError(.missingClaim, "The token has no 'exp' claim; every token must expire.")
@@ -123,7 +128,9 @@ public struct ClientTokenVerifier: Sendable {
             creatorName: claims.creatorName,
             collaborationPermissions: try claims.collaborationPermissions.map(CollaborationPermissions.init(claim:)),
             tokenID: claims.jti?.value,
-            expiresAt: expiration.value
+            expiresAt: expiration.value,
+            key: claims.jti.map { "jti:\($0.value)" }
+                ?? "sha256:" + Attachment.key(for: Data(token.utf8))
         )
     }
 
@@ -197,6 +204,25 @@ public struct ClientClaims: JWTPayload {
             NotBeforeClaim(value: Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)))
         }
         self.jti = tokenID.map(IDClaim.init(value:))
+    }
+
+    /// The first claim of a token payload whose value has the wrong type, as a message, or `nil`.
+    static func typeProblem(in payload: JSONValue) -> String? {
+        guard payload.objectValue != nil else { return "The token's payload is not a JSON object of claims." }
+        let strings = ["document_id", "layer", "user_id", "default_group", "creator_name", "jti"]
+        for claim in strings where payload[claim].map({ $0 != .null && $0.stringValue == nil }) == true {
+            return "The token's '\(claim)' claim must be a string."
+        }
+        for claim in ["permissions", "collaboration_permissions"] {
+            guard let value = payload[claim], value != .null else { continue }
+            guard let items = value.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else {
+                return "The token's '\(claim)' claim must be an array of strings."
+            }
+        }
+        for claim in ["exp", "nbf"] where payload[claim].map({ $0 != .null && $0.doubleValue == nil }) == true {
+            return "The token's '\(claim)' claim must be a number of seconds since 1970."
+        }
+        return nil
     }
 
     /// Time claims are checked by ``ClientTokenVerifier`` so that each refusal has its own reason.

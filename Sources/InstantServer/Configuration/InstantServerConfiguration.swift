@@ -8,8 +8,11 @@ public struct InstantServerConfiguration: Sendable {
     public var apiAuthToken: String
     /// How client JWTs are verified; `nil` refuses every client route.
     public var jwt: JWTConfiguration?
-    /// The largest request body accepted, in bytes; larger bodies get 413.
+    /// The largest request body accepted on the backend API (`/api/...`), in bytes; larger bodies
+    /// get 413. Client routes have their own, smaller limits in ``clientLimits``.
     public var maxBodySize: Int
+    /// What one client token can make the server hold or do.
+    public var clientLimits: ClientLimits
     /// How long a long-poll on `.../listen` waits for a new revision before answering with the
     /// current one; below 60 s, which proxies commonly cut.
     public var longPollTimeout: Duration
@@ -23,6 +26,7 @@ public struct InstantServerConfiguration: Sendable {
         apiAuthToken: String,
         jwt: JWTConfiguration? = nil,
         maxBodySize: Int = 256 * 1024 * 1024,
+        clientLimits: ClientLimits = ClientLimits(),
         longPollTimeout: Duration = .seconds(50),
         webSocketPingInterval: Duration = .seconds(30)
     ) {
@@ -31,6 +35,7 @@ public struct InstantServerConfiguration: Sendable {
         self.apiAuthToken = apiAuthToken
         self.jwt = jwt
         self.maxBodySize = maxBodySize
+        self.clientLimits = clientLimits
         self.longPollTimeout = longPollTimeout
         self.webSocketPingInterval = webSocketPingInterval
     }

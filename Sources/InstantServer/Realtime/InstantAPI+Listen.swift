@@ -33,7 +33,12 @@ extension InstantAPI {
         let since = try sinceParameter(request)
         _ = try await requireDocument(documentID)
         let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
-        let (listener, wakeUps) = await events.listen(on: layer, as: nil, tokenID: token.tokenID)
+        let (listener, wakeUps): (UUID, AsyncStream<Void>)
+        do {
+            (listener, wakeUps) = try await events.listen(on: layer, token: token, isVisible: false)
+        } catch {
+            throw APIError(.tooManyRequests, error.reason)
+        }
         let outcome: ListenOutcome
         do {
             let current = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layerName).revision
@@ -72,9 +77,9 @@ extension InstantAPI {
         timeout: Duration
     ) async -> ListenOutcome {
         let events = self.events
-        let untilExpiry = token.expiresAt.timeIntervalSinceNow
-        let expiresFirst = Duration.seconds(max(0, untilExpiry)) < timeout
-        let wait = expiresFirst ? Duration.seconds(max(0, untilExpiry)) : timeout
+        let untilExpiry = token.timeLeft(atMost: timeout)
+        let expiresFirst = untilExpiry < timeout
+        let wait = expiresFirst ? untilExpiry : timeout
         return await withTaskGroup(of: ListenOutcome?.self) { group in
             group.addTask {
                 for await _ in wakeUps {
@@ -100,14 +105,18 @@ extension InstantAPI {
         }
     }
 
-    /// Whether a WebSocket upgrade of `.../listen` may happen: only with a valid token. When it may
-    /// not, the request goes on to the long-poll route, which answers with the reason.
+    /// Whether a WebSocket upgrade of `.../listen` may happen: only with a valid token within the
+    /// listening limits. When it may not, the request goes on to the long-poll route, which
+    /// answers with the status and the reason.
     func shouldUpgradeListen(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?)
         async throws -> RouterShouldUpgrade
     {
         do {
-            _ = try await authorizeClient(request, context, verifier: verifier, anyOf: ["read-document"])
+            let (token, documentID, layerName) = try await authorizeClient(
+                request, context, verifier: verifier, anyOf: ["read-document"])
             _ = try sinceParameter(request)
+            let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
+            if await events.admissionProblem(on: layer, token: token) != nil { return .dontUpgrade }
             return .upgrade([:])
         } catch {
             return .dontUpgrade
@@ -115,8 +124,9 @@ extension InstantAPI {
     }
 
     /// A listening WebSocket: `{"revision": M}` whenever the layer passes what the client has seen
-    /// (coalesced), `{"presence": [{"clientId", "userId"}]}` whenever the set of listening clients
-    /// changes; closed with a reason when the token expires or is revoked.
+    /// (coalesced), `{"presence": [{"userId", "connections"}]}` whenever the set of listening users
+    /// changes (at most once per ``ListeningLimits/presenceInterval``); closed with a reason when
+    /// the token expires or is revoked.
     func listenWebSocket(
         inbound: WebSocketInboundStream,
         outbound: WebSocketOutboundWriter,
@@ -128,12 +138,16 @@ extension InstantAPI {
             request, context.requestContext, verifier: verifier, anyOf: ["read-document"])
         let since = try sinceParameter(request)
         let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
-        let member = request.uri.queryParameters["clientId"].map {
-            LayerEvents.Member(clientID: String($0), userID: token.userID)
-        }
         let events = self.events
         let storage = self.storage
-        let (listener, wakeUps) = await events.listen(on: layer, as: member, tokenID: token.tokenID)
+        let (listener, wakeUps): (UUID, AsyncStream<Void>)
+        do {
+            (listener, wakeUps) = try await events.listen(on: layer, token: token, isVisible: true)
+        } catch {
+            // Another connection took the last place between the upgrade and now.
+            try? await outbound.close(.policyViolation, reason: error.reason)
+            return
+        }
         let closing = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
             // The client sends nothing we need, but reading notices its close and answers pings.
             group.addTask {
@@ -141,13 +155,18 @@ extension InstantAPI {
                 return nil
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(max(0, token.expiresAt.timeIntervalSinceNow)))
-                return Task.isCancelled
-                    ? nil : (.policyViolation, "The token expired; reconnect with a new token.")
+                // Checked at least daily, so that no `exp`, however far, overflows a sleep.
+                var left = token.timeLeft(atMost: .seconds(86_400))
+                while left > .zero {
+                    try? await Task.sleep(for: left)
+                    if Task.isCancelled { return nil }
+                    left = token.timeLeft(atMost: .seconds(86_400))
+                }
+                return (.policyViolation, "The token expired; reconnect with a new token.")
             }
             group.addTask {
                 var seen = since
-                var sentMembersVersion: Int? = nil
+                var sentPresenceVersion: Int? = nil
                 func send(_ message: JSONValue) async throws {
                     try await outbound.writeTextMessage(message.serializedString())
                 }
@@ -157,12 +176,12 @@ extension InstantAPI {
                         seen = revision
                         try await send(["revision": .integer(revision)])
                     }
-                    if state.membersVersion != sentMembersVersion {
-                        sentMembersVersion = state.membersVersion
+                    if state.presenceVersion != sentPresenceVersion {
+                        sentPresenceVersion = state.presenceVersion
                         try await send([
                             "presence": .array(
-                                state.members.map {
-                                    ["clientId": .string($0.clientID), "userId": .optional($0.userID)]
+                                state.presence.map {
+                                    ["userId": .optional($0.userID), "connections": .integer(Int64($0.connections))]
                                 }
                             )
                         ])

@@ -1,10 +1,13 @@
 import Foundation
 
 /// The realtime side of the server: wakes the listeners of a layer when its revision goes up,
-/// keeps the list of clients listening on each layer (presence) and cuts off revoked tokens.
+/// keeps the list of users listening on each layer (presence), cuts off revoked tokens and holds
+/// every listener within the limits of ``ListeningLimits``.
 ///
 /// Listeners are woken, never sent data: a listener reads ``LayerEvents/state(of:listener:)`` when
-/// woken, so any number of changes between two wake-ups coalesce into one. On several server
+/// woken, so any number of changes between two wake-ups coalesce into one. Presence changes are
+/// published at most once per ``ListeningLimits/presenceInterval`` per layer, so clients joining
+/// and leaving in a burst cost each listener one message, not one per change. On several server
 /// processes sharing one database, each process's storage reports its own commits; a shared
 /// notification channel (PostgreSQL `LISTEN/NOTIFY`) would call ``revisionChanged(_:to:)`` too.
 public actor LayerEvents {
@@ -19,46 +22,65 @@ public actor LayerEvents {
         }
     }
 
-    /// A client listening on a layer, as others see it.
-    public struct Member: Hashable, Sendable {
-        /// The client's id (one per local store).
-        public var clientID: String
-        /// The user of the client's token, if any.
+    /// One entry of a layer's presence list: a user and how many listening connections they have.
+    ///
+    /// Presence never names clients: a client id keys a client's exactly-once state, so it stays
+    /// between the client and the server.
+    public struct Presence: Hashable, Sendable {
+        /// The user (`user_id` of the tokens), or `nil` for tokens without one.
         public var userID: String?
-
-        public init(clientID: String, userID: String?) {
-            self.clientID = clientID
-            self.userID = userID
-        }
+        /// How many listening connections the user has on the layer.
+        public var connections: Int
     }
 
     /// What a listener sees when woken.
     public struct State: Sendable, Equatable {
         /// The newest revision known to this process, or `nil` if none was reported yet.
         public var revision: Int64?
-        /// The clients listening on the layer, by client id.
-        public var members: [Member]
-        /// Goes up whenever ``members`` changes, so listeners compare one number, not the list.
-        public var membersVersion: Int
+        /// The users listening on the layer, by user id (`nil`, anonymous, first).
+        public var presence: [Presence]
+        /// Goes up whenever ``presence`` is published anew, so listeners compare one number.
+        public var presenceVersion: Int
         /// Whether the listener's token was revoked.
         public var isRevoked: Bool
     }
 
+    /// Why a listener was not admitted.
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        /// What a client should be told.
+        public var reason: String
+        public var description: String { reason }
+    }
+
     private struct Listener {
         var layer: Layer
-        var member: Member?
+        /// Whether the listener shows in presence, as its token's user.
+        var isVisible: Bool
+        var userID: String?
+        var tokenKey: String
         var tokenID: String?
         var wake: AsyncStream<Void>.Continuation
         var isRevoked = false
     }
 
+    private struct PublishedPresence {
+        var version = 0
+        var entries: [Presence] = []
+        var publishedAt: ContinuousClock.Instant?
+        var isFlushScheduled = false
+    }
+
+    private let limits: ListeningLimits
     private var revisions: [Layer: Int64] = [:]
     private var listeners: [UUID: Listener] = [:]
     private var listenersByLayer: [Layer: Set<UUID>] = [:]
-    /// The presence list of each layer, computed when it changes (not on every wake-up).
-    private var presence: [Layer: (version: Int, members: [Member])] = [:]
+    private var listenerCountByToken: [String: Int] = [:]
+    private var presence: [Layer: PublishedPresence] = [:]
 
-    public init() {}
+    /// Creates the events of one server process.
+    public init(limits: ListeningLimits = ListeningLimits()) {
+        self.limits = limits
+    }
 
     /// Reports that a layer reached a revision; its listeners wake up.
     public func revisionChanged(_ layer: Layer, to revision: Int64) {
@@ -83,21 +105,45 @@ public actor LayerEvents {
         }
     }
 
+    /// Whether one more listener with this token would be admitted on the layer (see
+    /// ``listen(on:token:isVisible:)``): the reason it would not, or `nil`.
+    public func admissionProblem(on layer: Layer, token: ClientToken) -> Refusal? {
+        if (listenerCountByToken[token.key] ?? 0) >= limits.maximumListenersPerToken {
+            return Refusal(
+                reason: "This token already has \(limits.maximumListenersPerToken) listening connections, the limit "
+                    + "(--max-listeners-per-token); close one before opening another."
+            )
+        }
+        if (listenersByLayer[layer]?.count ?? 0) >= limits.maximumListenersPerLayer {
+            return Refusal(
+                reason: "The layer already has \(limits.maximumListenersPerLayer) listening connections, the limit "
+                    + "(--max-listeners-per-layer); try again later."
+            )
+        }
+        return nil
+    }
+
     /// Starts listening on a layer.
     /// - Parameters:
-    ///   - member: How the listener appears in the presence list; `nil` for listeners that do not
-    ///     show (long-polls).
-    ///   - tokenID: The `jti` of the listener's token, to cut it off when revoked.
+    ///   - token: The listener's token: its user shows in presence, its `jti` cuts it off when
+    ///     revoked, and it counts against ``ListeningLimits/maximumListenersPerToken``.
+    ///   - isVisible: Whether the listener shows in the presence list (WebSockets do, long-polls
+    ///     do not).
     /// - Returns: The listener's id (for ``state(of:listener:)`` and ``stopListening(_:)``) and the
     ///   wake-ups, coalesced: however many events happen while the listener is busy, it wakes once.
-    public func listen(on layer: Layer, as member: Member?, tokenID: String?) -> (
+    /// - Throws: ``Refusal`` when the token or the layer has as many listeners as allowed.
+    public func listen(on layer: Layer, token: ClientToken, isVisible: Bool) throws(Refusal) -> (
         id: UUID, wakeUps: AsyncStream<Void>
     ) {
+        if let refusal = admissionProblem(on: layer, token: token) { throw refusal }
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = UUID()
-        listeners[id] = Listener(layer: layer, member: member, tokenID: tokenID, wake: continuation)
+        listeners[id] = Listener(
+            layer: layer, isVisible: isVisible, userID: token.userID, tokenKey: token.key, tokenID: token.tokenID,
+            wake: continuation)
         listenersByLayer[layer, default: []].insert(id)
-        if member != nil { membersChanged(on: layer) }
+        listenerCountByToken[token.key, default: 0] += 1
+        if isVisible { presenceChanged(on: layer) }
         return (id, stream)
     }
 
@@ -106,11 +152,14 @@ public actor LayerEvents {
         guard let listener = listeners.removeValue(forKey: id) else { return }
         listener.wake.finish()
         listenersByLayer[listener.layer]?.remove(id)
+        let remaining = (listenerCountByToken[listener.tokenKey] ?? 1) - 1
+        listenerCountByToken[listener.tokenKey] = remaining > 0 ? remaining : nil
         if listenersByLayer[listener.layer]?.isEmpty == true {
             listenersByLayer[listener.layer] = nil
             presence[listener.layer] = nil
+        } else if listener.isVisible {
+            presenceChanged(on: listener.layer)
         }
-        if listener.member != nil { membersChanged(on: listener.layer) }
     }
 
     /// What a listener should know now.
@@ -118,8 +167,8 @@ public actor LayerEvents {
         let current = presence[layer]
         return State(
             revision: revisions[layer],
-            members: current?.members ?? [],
-            membersVersion: current?.version ?? 0,
+            presence: current?.entries ?? [],
+            presenceVersion: current?.version ?? 0,
             isRevoked: listeners[id]?.isRevoked ?? false
         )
     }
@@ -127,15 +176,53 @@ public actor LayerEvents {
     /// The number of listeners on all layers.
     public var listenerCount: Int { listeners.count }
 
-    private func membersChanged(on layer: Layer) {
-        var seen: Set<Member> = []
-        let members = (listenersByLayer[layer] ?? []).compactMap { listeners[$0]?.member }
-            .filter { seen.insert($0).inserted }
-            .sorted { ($0.clientID, $0.userID ?? "") < ($1.clientID, $1.userID ?? "") }
-        if members != presence[layer]?.members {
-            presence[layer] = ((presence[layer]?.version ?? 0) + 1, members)
+    /// Publishes the layer's presence now if the last publication is at least
+    /// ``ListeningLimits/presenceInterval`` old, otherwise once that much time has passed.
+    private func presenceChanged(on layer: Layer) {
+        var published = presence[layer] ?? PublishedPresence()
+        guard !published.isFlushScheduled else { return }
+        let now = ContinuousClock.now
+        if let last = published.publishedAt, now < last + limits.presenceInterval {
+            published.isFlushScheduled = true
+            presence[layer] = published
+            let due = last + limits.presenceInterval
+            Task { [weak self] in
+                try? await Task.sleep(until: due, clock: .continuous)
+                await self?.publishPresence(on: layer)
+            }
+        } else {
+            presence[layer] = published
+            publishPresence(on: layer)
         }
-        wakeAll(on: layer)
+    }
+
+    private func publishPresence(on layer: Layer) {
+        guard var published = presence[layer] else { return }
+        var counts: [String?: Int] = [:]
+        for id in listenersByLayer[layer] ?? [] {
+            guard let listener = listeners[id], listener.isVisible else { continue }
+            counts[listener.userID, default: 0] += 1
+        }
+        // Anonymous users first, then by user id.
+        let entries = counts.map { Presence(userID: $0.key, connections: $0.value) }.sorted(by: Self.presenceOrder)
+        published.isFlushScheduled = false
+        published.publishedAt = ContinuousClock.now
+        if entries != published.entries || published.version == 0 {
+            published.entries = entries
+            published.version += 1
+            presence[layer] = published
+            wakeAll(on: layer)
+        } else {
+            presence[layer] = published
+        }
+    }
+
+    private static func presenceOrder(_ first: Presence, _ second: Presence) -> Bool {
+        switch (first.userID, second.userID) {
+        case (nil, nil), (_, nil): false
+        case (nil, _): true
+        case (let a?, let b?): a < b
+        }
     }
 
     private func wakeAll(on layer: Layer) {

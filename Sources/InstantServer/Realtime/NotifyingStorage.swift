@@ -96,8 +96,8 @@ struct NotifyingStorage: InstantStorage {
         return answer
     }
 
-    func lastPushID(documentID: String, layer: String, clientID: String) async throws -> Int64? {
-        try await base.lastPushID(documentID: documentID, layer: layer, clientID: clientID)
+    func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
+        try await base.lastPushID(documentID: documentID, layer: layer, client: client)
     }
 
     func putAttachment(documentID: String, data: Data, contentType: String) async throws -> String {

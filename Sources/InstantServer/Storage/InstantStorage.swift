@@ -78,11 +78,14 @@ public protocol InstantStorage: Sendable {
     /// Applies a batch of changes in one transaction. When at least one change applies, the layer
     /// revision goes up by one and every applied record carries the new revision.
     ///
-    /// With a `push`, the batch is applied exactly once: the client's last push id is stored in the
-    /// same transaction, and a push whose id is not above it writes nothing and comes back with
+    /// With a `push`, the batch is applied exactly once: the last push id of the push's
+    /// ``ClientIdentity`` (client id and user together) is stored in the same transaction, and a
+    /// push whose id is not above it writes nothing and comes back with
     /// ``CommitResult/isDuplicatePush`` set.
-    /// - Throws: ``StorageError/Code/layerNotFound``; with ``ConditionFailurePolicy/abortBatch``, the
-    ///   first failed condition's error (and nothing is written).
+    /// - Throws: ``StorageError/Code/layerNotFound``; ``StorageError/Code/pushOutOfRange`` for a push
+    ///   id too far above the last one (``ClientPush/stepProblem(after:)``; nothing is written); with
+    ///   ``ConditionFailurePolicy/abortBatch``, the first failed condition's error (and nothing is
+    ///   written).
     func apply(
         _ changes: [RecordChange],
         documentID: String,
@@ -96,7 +99,8 @@ public protocol InstantStorage: Sendable {
     ///
     /// With a `push` whose id is not above the client's last one, `decide` is not called, nothing is
     /// written, and the result has ``CommitResult/isDuplicatePush`` set and no outcome.
-    /// - Throws: ``StorageError/Code/layerNotFound``; whatever `decide` throws (nothing is written).
+    /// - Throws: ``StorageError/Code/layerNotFound``; ``StorageError/Code/pushOutOfRange`` (see
+    ///   above); whatever `decide` throws (nothing is written).
     func apply<Outcome: Sendable>(
         documentID: String,
         layer: String,
@@ -104,8 +108,9 @@ public protocol InstantStorage: Sendable {
         deciding decide: @escaping @Sendable (any LayerTransactionReader) throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?)
 
-    /// The last push id applied for a client on a layer, or `nil` if none.
-    func lastPushID(documentID: String, layer: String, clientID: String) async throws -> Int64?
+    /// The last push id applied for a client (its id within its user's scope) on a layer, or `nil`
+    /// if none.
+    func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64?
 
     // MARK: Attachments
 

@@ -59,17 +59,63 @@ public struct RecordChange: Sendable, Hashable {
     }
 }
 
-/// Identifies one push of a sync client, for exactly-once application.
-public struct ClientPush: Sendable, Hashable {
+/// The sync client a push comes from, as the server keys its exactly-once state: the client's own
+/// id, scoped by the user of the token that sent it.
+///
+/// Scoping by user is what keeps one user from touching another's exactly-once state: a token for
+/// `bob` that sends `alice`'s client id reaches a different state than `alice`'s tokens do.
+/// Tokens without `user_id` share the scope of anonymous users, where the client id itself (random,
+/// and never shown to other clients) is what tells clients apart.
+public struct ClientIdentity: Sendable, Hashable {
+    /// The `user_id` of the token, or `nil` for anonymous tokens.
+    public var userID: String?
     /// The client's stable id (one per local store).
     public var clientID: String
+
+    /// Creates a client identity.
+    public init(userID: String?, clientID: String) {
+        self.userID = userID
+        self.clientID = clientID
+    }
+
+    /// The user scope as stored: the user id, or `""` for anonymous tokens.
+    public var userScope: String { userID ?? "" }
+}
+
+/// Identifies one push of a sync client, for exactly-once application.
+public struct ClientPush: Sendable, Hashable {
+    /// The client the push comes from.
+    public var client: ClientIdentity
     /// The push's number, strictly increasing per client.
     public var pushID: Int64
 
+    /// How far above the client's last push id a new one may be. Clients number their pushes
+    /// 1, 2, 3, …, so a larger step is a mistake or an attempt to make every later push of the
+    /// client look like a repeat; it is refused and changes nothing.
+    public static let maximumStep: Int64 = 1_000_000
+
     /// Creates a push identity.
-    public init(clientID: String, pushID: Int64) {
-        self.clientID = clientID
+    public init(client: ClientIdentity, pushID: Int64) {
+        self.client = client
         self.pushID = pushID
+    }
+
+    /// Why the push cannot follow the client's last push, or `nil` if it can: a push id more than
+    /// ``maximumStep`` above the last one (above 0 for a client's first push).
+    public func stepProblem(after last: Int64?) -> StorageError? {
+        let previous = last ?? 0
+        guard pushID > previous, pushID - previous > Self.maximumStep else { return nil }
+        return StorageError(
+            .pushOutOfRange,
+            "The pushId \(pushID) is more than \(Self.maximumStep) above this client's last push id (\(previous)); "
+                + "number a client's pushes 1, 2, 3, … (a client that lost count starts again with a new clientId)."
+        )
+    }
+
+    /// Whether the push was applied before: its id is not above the client's last one.
+    public func isRepeat(after last: Int64?) -> Bool {
+        guard let last else { return false }
+        return pushID <= last
     }
 }
 

@@ -20,6 +20,8 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let recordExists = Code(rawValue: "recordExists")
         /// The record was deleted after the revision the change was based on.
         public static let recordDeleted = Code(rawValue: "recordDeleted")
+        /// A push id jumps too far above the client's last one (see ``ClientPush/maximumStep``).
+        public static let pushOutOfRange = Code(rawValue: "pushOutOfRange")
         /// The stored data could not be read back (corruption or an incompatible schema).
         public static let corrupted = Code(rawValue: "corrupted")
         /// The underlying database or file system failed.

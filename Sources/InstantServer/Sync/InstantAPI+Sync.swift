@@ -11,7 +11,11 @@ extension InstantAPI {
     {
         let (token, documentID, layer) = try await authorizeClient(
             request, context, verifier: verifier, anyOf: ["read-document"])
-        let syncRequest = try SyncRequest(try await jsonBody(request))
+        let limits = configuration.clientLimits
+        let syncRequest = try SyncRequest(
+            try await jsonBody(
+                request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size")),
+            maxChanges: limits.maxChangesPerPush)
         let document = try await requireDocument(documentID)
         let current = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
 
@@ -27,9 +31,16 @@ extension InstantAPI {
             request: syncRequest,
             pageCount: document.pageCount,
             availableAttachments: attachments,
+            maxRecordSize: limits.maxRecordSize,
             now: Date()
         )
-        let push = syncRequest.pushID.map { ClientPush(clientID: syncRequest.clientID, pushID: $0) }
+        // Exactly-once state belongs to the client within its user, and only a push that can change
+        // something writes it: a pull, or a push from a token without `write` (every change is
+        // rejected, which a retry repeats), leaves it as it is.
+        let client = ClientIdentity(userID: token.userID, clientID: syncRequest.clientID)
+        let push =
+            syncRequest.changes.isEmpty || !token.allows("write")
+            ? nil : syncRequest.pushID.map { ClientPush(client: client, pushID: $0) }
         let (result, outcome) = try await storage.apply(
             documentID: documentID, layer: layer, push: push, deciding: planner.decide)
         let rejections = outcome ?? []
@@ -62,8 +73,7 @@ extension InstantAPI {
         }
         var lastPush = syncRequest.pushID
         if lastPush == nil {
-            lastPush = try await storage.lastPushID(
-                documentID: documentID, layer: layer, clientID: syncRequest.clientID)
+            lastPush = try await storage.lastPushID(documentID: documentID, layer: layer, client: client)
         }
         let rejected = JSONValue.array(
             rejections.map { rejection in

@@ -10,6 +10,8 @@ struct SyncPlanner: Sendable {
     /// The referenced attachments the document has (checked before the transaction: attachments
     /// are immutable).
     let availableAttachments: Set<String>
+    /// The largest record that may be stored, in bytes of its serialized Instant JSON.
+    let maxRecordSize: Int
     let now: Date
 
     /// What the planner knows about a record: as stored, or as put earlier in the same push.
@@ -91,6 +93,15 @@ struct SyncPlanner: Sendable {
                     continue
                 }
                 let fields = assignServerFields(content, kind: change.kind, previous: live?.content)
+                let stored = fields.serialized()
+                if stored.count > maxRecordSize {
+                    reject(
+                        .recordTooLarge,
+                        "The record has \(stored.count) bytes of Instant JSON, more than the server's limit of "
+                            + "\(maxRecordSize) (--max-record-size); every client downloads it, so keep records small."
+                    )
+                    continue
+                }
                 changes.append(
                     .put(
                         RecordWrite(
@@ -98,7 +109,7 @@ struct SyncPlanner: Sendable {
                             kind: change.kind,
                             group: group,
                             user: token.userID,
-                            content: fields.serialized()
+                            content: stored
                         ),
                         condition: .notDeletedAfter(request.baseRevision)
                     )

@@ -11,6 +11,8 @@ public struct SyncRejection: Sendable, Hashable {
         public static let recordDeleted = Code(rawValue: "recordDeleted")
         /// The record's Instant JSON is not valid.
         public static let invalidRecord = Code(rawValue: "invalidRecord")
+        /// The record is larger than the server's per-record limit.
+        public static let recordTooLarge = Code(rawValue: "recordTooLarge")
         /// The record references an attachment the server does not have.
         public static let missingAttachment = Code(rawValue: "missingAttachment")
         /// A record with this id exists with another kind.

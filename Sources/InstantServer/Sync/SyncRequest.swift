@@ -24,14 +24,22 @@ struct SyncRequest: Sendable {
     /// The changes, in the order the client made them.
     var changes: [Change]
 
+    /// The longest client id, in UTF-8 bytes: a UUID or a ULID has 36 or 26.
+    static let maximumClientIDLength = 128
+
     /// Reads a request body.
-    /// - Throws: ``APIError`` (400) naming the first bad field.
-    init(_ body: JSONValue) throws(APIError) {
+    /// - Parameter maxChanges: The most changes a push may carry.
+    /// - Throws: ``APIError`` (400) naming the first bad field; 413 for more than `maxChanges` changes.
+    init(_ body: JSONValue, maxChanges: Int) throws(APIError) {
         guard body.objectValue != nil else { throw .badRequest("The sync request must be a JSON object.") }
         guard let clientID = body["clientId"]?.stringValue else {
             throw .badRequest("clientId: expected the client's id, a string.")
         }
         try Identifiers.validate(clientID, what: "clientId")
+        guard clientID.utf8.count <= Self.maximumClientIDLength else {
+            throw .badRequest(
+                "clientId: longer than \(Self.maximumClientIDLength) bytes; use a random UUID or ULID per local store.")
+        }
         self.clientID = clientID
         guard let base = body["baseRevision"]?.integerValue, base >= 0 else {
             throw .badRequest("baseRevision: expected the last revision the client applied, an integer ≥ 0.")
@@ -45,6 +53,13 @@ struct SyncRequest: Sendable {
         }
         let items = body["changes"] ?? .array([])
         guard let list = items.arrayValue else { throw .badRequest("changes: expected an array.") }
+        guard list.count <= maxChanges else {
+            throw APIError(
+                .contentTooLarge,
+                "changes: \(list.count) changes, more than the \(maxChanges) one push may carry "
+                    + "(--max-changes-per-push); send them in several pushes."
+            )
+        }
         changes = try list.enumerated().map { index, item throws(APIError) in
             try Self.change(item, path: "changes[\(index)]")
         }

@@ -66,11 +66,14 @@ extension SQLiteStorage {
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
         try await write { db in
             let current = try Self.requireLayer(db, documentID: documentID, name: layer)
-            if let push,
-                let last = try Self.lastPushID(db, documentID: documentID, layer: layer, clientID: push.clientID),
-                push.pushID <= last
-            {
-                return (CommitResult(revision: current.revision, applied: [], skipped: [], isDuplicatePush: true), nil)
+            if let push {
+                let last = try Self.lastPushID(db, documentID: documentID, layer: layer, client: push.client)
+                if push.isRepeat(after: last) {
+                    return (
+                        CommitResult(revision: current.revision, applied: [], skipped: [], isDuplicatePush: true), nil
+                    )
+                }
+                if let problem = push.stepProblem(after: last) { throw problem }
             }
             let reader = TransactionReader(db: db, documentID: documentID, layer: layer, revision: current.revision)
             let decision = try decide(reader)
@@ -109,12 +112,18 @@ extension SQLiteStorage {
         }
     }
 
-    static func lastPushID(_ db: Database, documentID: String, layer: String, clientID: String) throws -> Int64? {
+    static func lastPushID(_ db: Database, documentID: String, layer: String, client: ClientIdentity) throws
+        -> Int64?
+    {
         // Cached statements: these run for every change of every push.
         try Int64.fetchOne(
             db.cachedStatement(
-                sql: "SELECT push_id FROM client_pushes WHERE document_id = ? AND layer = ? AND client_id = ?"),
-            arguments: [documentID, layer, clientID]
+                sql: """
+                    SELECT push_id FROM client_pushes
+                    WHERE document_id = ? AND layer = ? AND user_scope = ? AND client_id = ?
+                    """
+            ),
+            arguments: [documentID, layer, client.userScope, client.clientID]
         )
     }
 
@@ -129,11 +138,11 @@ extension SQLiteStorage {
     ) throws -> CommitResult {
         let current = try Self.requireLayer(db, documentID: documentID, name: layer)
         if let push {
-            if let last = try lastPushID(db, documentID: documentID, layer: layer, clientID: push.clientID),
-                push.pushID <= last
-            {
+            let last = try lastPushID(db, documentID: documentID, layer: layer, client: push.client)
+            if push.isRepeat(after: last) {
                 return CommitResult(revision: current.revision, applied: [], skipped: [], isDuplicatePush: true)
             }
+            if let problem = push.stepProblem(after: last) { throw problem }
         }
         let revision = current.revision + 1
         let now = Date()
@@ -195,18 +204,18 @@ extension SQLiteStorage {
         if let push {
             try db.execute(
                 sql: """
-                    INSERT OR REPLACE INTO client_pushes (document_id, layer, client_id, push_id, revision)
-                    VALUES (?, ?, ?, ?, ?)
+                    INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [documentID, layer, push.clientID, push.pushID, newRevision]
+                arguments: [documentID, layer, push.client.userScope, push.client.clientID, push.pushID, newRevision]
             )
         }
         return CommitResult(revision: newRevision, applied: applied, skipped: skipped)
     }
 
-    public func lastPushID(documentID: String, layer: String, clientID: String) async throws -> Int64? {
+    public func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
         try await read { db in
-            try Self.lastPushID(db, documentID: documentID, layer: layer, clientID: clientID)
+            try Self.lastPushID(db, documentID: documentID, layer: layer, client: client)
         }
     }
 

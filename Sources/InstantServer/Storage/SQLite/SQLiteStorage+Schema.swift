@@ -97,6 +97,29 @@ extension SQLiteStorage {
                 )
             }
         }
+        migrator.registerMigration("v3-client-identity") { db in
+            // Exactly-once state is keyed by the client id within the user of the token that sent
+            // it, so that no token reaches another user's state. Rows from before did not record
+            // the user; they are kept under the anonymous scope.
+            try db.execute(
+                sql: """
+                    CREATE TABLE client_pushes_v3 (
+                        document_id TEXT NOT NULL,
+                        layer TEXT NOT NULL,
+                        user_scope TEXT NOT NULL,
+                        client_id TEXT NOT NULL,
+                        push_id INTEGER NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (document_id, layer, user_scope, client_id),
+                        FOREIGN KEY (document_id, layer) REFERENCES layers(document_id, name) ON DELETE CASCADE
+                    );
+                    INSERT INTO client_pushes_v3 (document_id, layer, user_scope, client_id, push_id, revision)
+                        SELECT document_id, layer, '', client_id, push_id, revision FROM client_pushes;
+                    DROP TABLE client_pushes;
+                    ALTER TABLE client_pushes_v3 RENAME TO client_pushes;
+                    """
+            )
+        }
         return migrator
     }
 }
