@@ -67,7 +67,6 @@ struct DocumentStateMachineInvariantTests {
         check(
             !machine.retryScheduled || [.clean, .dirty, .needsResetForDatabaseMigration].contains(state),
             "retries wait only at rest")
-        check(machine.consecutiveFailures <= machine.retryPolicy.maximumAttempts + 1, "failures are bounded")
 
         let posted = actions.compactMap { if case .post(let notification) = $0 { notification } else { nil } }
         let ends = posted.filter {

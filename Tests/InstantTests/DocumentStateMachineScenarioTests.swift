@@ -70,15 +70,18 @@ struct DocumentStateMachineScenarioTests {
         #expect(!driver.log.contains(.sendChanges))
     }
 
-    @Test("Network failures are retried with growing, jittered, bounded delays")
+    @Test("Network failures are retried with growing, jittered, capped delays, without end")
     func networkFailureBackoffAndRetry() {
-        let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(8), maximumAttempts: 5)
+        let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(8))
         var driver = Driver(DocumentStateMachine(retryPolicy: policy, randomNumberGenerator: SplitMix64(seed: 42)))
         driver.send(.localDataOpened(hasLocalChanges: true))
         driver.send(.syncRequested(.manual))
 
+        // An outage of any length: 200 failures in a row, each followed by a retry no later than
+        // the cap, so the first attempt after the server is back comes at most 8 s after it.
         var delays: [Duration] = []
-        for attempt in 1...5 {
+        var waited = Duration.zero
+        for attempt in 1...200 {
             let actions = driver.send(.requestFailed(networkError))
             #expect(driver.state == .dirty, "a failed push falls back to dirty")
             #expect(actions.first == .post(.didFailSyncing(networkError)))
@@ -89,21 +92,39 @@ struct DocumentStateMachineScenarioTests {
             let ceiling = policy.ceilingDelay(beforeAttempt: attempt)
             #expect(delay >= ceiling / 2 && delay <= ceiling, "attempt \(attempt): \(delay) outside jitter range")
             delays.append(delay)
+            waited += delay
             #expect(driver.send(.syncRequested(.retryDelayElapsed)) == [.post(.didBeginSyncing), .sendChanges])
         }
-        #expect(policy.ceilingDelay(beforeAttempt: 5) == .seconds(8), "the delay is capped")
         #expect(delays[3] > delays[0], "delays grow")
+        #expect(delays.allSatisfy { $0 <= .seconds(8) }, "the delay is capped")
+        #expect(waited > .seconds(600), "the retries spanned an outage of over ten minutes")
 
-        // The bound is reached: the sixth failure schedules nothing...
-        #expect(driver.send(.requestFailed(networkError)) == [.post(.didFailSyncing(networkError))])
-        #expect(driver.send(.syncRequested(.retryDelayElapsed)).isEmpty)
-        // ...but the next edit still syncs, and a success resets the count.
-        #expect(driver.send(.localChangeCommitted) == [.scheduleAutomaticSync(after: .seconds(1))])
-        driver.send(.syncRequested(.localChangesDelayElapsed))
+        // The server is back: the retry succeeds and the count starts again.
         driver.send(.responseReceived)
         driver.send(.responseApplied(hasLocalChanges: false))
         #expect(driver.state == .clean)
         #expect(driver.machine.consecutiveFailures == 0)
+    }
+
+    @Test("A failed database reset backs off like a failed sync")
+    func failedDatabaseResetBacksOff() {
+        let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(64))
+        var driver = Driver(DocumentStateMachine(retryPolicy: policy, randomNumberGenerator: SplitMix64(seed: 7)))
+        #expect(driver.send(.migrationNeeded(.databaseReset)) == [.performMigration(.databaseReset)])
+        var ceilings: [Duration] = []
+        for attempt in 1...8 {
+            let actions = driver.send(.migrationFailed(.databaseReset, networkError))
+            guard case .scheduleRetry(let delay) = actions.last else {
+                Issue.record("attempt \(attempt) was not retried: \(actions)")
+                return
+            }
+            let ceiling = policy.ceilingDelay(beforeAttempt: attempt)
+            #expect(delay >= ceiling / 2 && delay <= ceiling, "attempt \(attempt): \(delay) outside jitter range")
+            ceilings.append(ceiling)
+            #expect(driver.send(.syncRequested(.retryDelayElapsed)).contains(.performMigration(.databaseReset)))
+        }
+        #expect(driver.machine.consecutiveFailures == 8)
+        #expect(ceilings.last == .seconds(64), "the delay grew with each failure")
     }
 
     @Test("The same seed gives the same retry delays; the jitter comes from the injected source")

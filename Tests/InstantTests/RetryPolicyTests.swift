@@ -6,7 +6,7 @@ import Testing
 struct RetryPolicyTests {
     @Test("The ceiling doubles from the initial delay up to the maximum")
     func ceilingGrowsAndCaps() {
-        let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(60), maximumAttempts: 10)
+        let policy = RetryPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(60))
         let ceilings = (1...9).map { policy.ceilingDelay(beforeAttempt: $0) }
         #expect(ceilings == [1, 2, 4, 8, 16, 32, 60, 60, 60].map { Duration.seconds($0) })
         #expect(policy.ceilingDelay(beforeAttempt: Int.max) == .seconds(60))
@@ -38,10 +38,9 @@ struct RetryPolicyTests {
 
     @Test("Nonsensical policies are normalised")
     func normalisation() {
-        let policy = RetryPolicy(initialDelay: .seconds(-5), maximumDelay: .seconds(-1), maximumAttempts: -2)
+        let policy = RetryPolicy(initialDelay: .seconds(-5), maximumDelay: .seconds(-1))
         #expect(policy.initialDelay == .zero)
         #expect(policy.maximumDelay == .zero)
-        #expect(policy.maximumAttempts == 0)
         #expect(policy.delay(beforeAttempt: 3, randomFraction: 0.5) == .zero)
     }
 }

@@ -70,6 +70,7 @@ extension InstantDocumentDescriptor {
         progress.cancellationHandler = { [weak self] in self?.deliver(.downloadCancelled) }
         let documentID = identifier
         let layer = layerName
+        let policy = lock.withLock { machine.retryPolicy }
         let task = Task { [weak self] in
             guard let self, let jwt, let claims = InstantJWT(jwt) else { return }
             let outcome: DocumentStateMachine.Event
@@ -177,6 +178,7 @@ extension InstantDocumentDescriptor {
         }
         let documentID = identifier
         let layer = layerName
+        let policy = lock.withLock { machine.retryPolicy }
         let task = Task { [weak self] in
             guard let self else { return }
             let event: DocumentStateMachine.Event
@@ -241,6 +243,7 @@ extension InstantDocumentDescriptor {
     private func startListening() {
         let documentID = identifier
         let layer = layerName
+        let policy = lock.withLock { machine.retryPolicy }
         let task = Task { [weak self] in
             var announced: Int64 = 0
             var failures = 0
@@ -259,10 +262,11 @@ extension InstantDocumentDescriptor {
                     deliver(.requestFailed(error))
                     return
                 } catch {
-                    // The network is down or the server restarts: try again, less and less often.
+                    // The network is down or the server restarts: try again, less and less often
+                    // (the sync retries' policy), and never give up.
                     failures += 1
-                    let seconds = min(30.0, 0.5 * pow(2, Double(min(failures, 6))))
-                    try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                    try? await Task.sleep(
+                        for: policy.delay(beforeAttempt: failures, randomFraction: Double.random(in: 0..<1)))
                 }
             }
         }

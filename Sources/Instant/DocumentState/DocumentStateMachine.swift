@@ -221,7 +221,10 @@ extension DocumentStateMachine {
                 return [.post(.didFailAuthentication)]
             }
             var actions: [Action] = [.post(.didFailSyncing(error))]
-            if error.isRetryable { actions += scheduleRetryIfAllowed() }
+            if error.isRetryable {
+                consecutiveFailures += 1
+                actions += scheduleRetry()
+            }
             return actions
         default:
             return []
@@ -450,7 +453,7 @@ extension DocumentStateMachine {
             }
             if error.isRetryable {
                 consecutiveFailures += 1
-                let retry = current.stopsAfterCurrentRequest ? [] : scheduleRetryIfAllowed()
+                let retry = current.stopsAfterCurrentRequest ? [] : scheduleRetry()
                 return [.post(.didFailSyncing(error))] + retry
             }
             wantsServerChanges = false
@@ -467,10 +470,10 @@ extension DocumentStateMachine {
         return closeChannel()
     }
 
-    /// Schedules the next retry unless the bound on consecutive attempts is reached.
-    private mutating func scheduleRetryIfAllowed() -> [Action] {
+    /// Schedules the next retry, the delay growing with the consecutive failures up to the
+    /// policy's cap; retries never stop on their own.
+    private mutating func scheduleRetry() -> [Action] {
         let attempt = max(consecutiveFailures, 1)
-        guard attempt <= retryPolicy.maximumAttempts else { return [] }
         retryScheduled = true
         let delay = retryPolicy.delay(beforeAttempt: attempt, randomFraction: nextRandomFraction())
         return [.scheduleRetry(after: delay)]

@@ -1,26 +1,22 @@
-/// When to try a sync again after a network failure: exponential backoff with jitter, bounded
-/// both in delay and in the number of consecutive automatic attempts.
+/// When to try a sync again after a network failure: exponential backoff with jitter and a
+/// capped delay, and no end: an outage of any length is followed by a retry at most
+/// ``maximumDelay`` after the server is back.
 ///
 /// Attempt *n* (counting from 1) waits between half and all of
 /// `min(maximumDelay, initialDelay × 2^(n−1))`, the exact point chosen by a random fraction so
-/// that many clients cut off together do not come back in lockstep. After `maximumAttempts`
-/// consecutive failures no more retries are scheduled; the next edit, server poke or `sync()`
-/// still starts a cycle.
+/// that many clients cut off together do not come back in lockstep.
 struct RetryPolicy: Sendable, Hashable {
     /// The upper bound of the first retry's delay.
     var initialDelay: Duration
     /// The largest delay ever waited.
     var maximumDelay: Duration
-    /// How many retries follow consecutive failures before the machine stops scheduling them.
-    var maximumAttempts: Int
 
-    init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(60), maximumAttempts: Int = 10) {
+    init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(60)) {
         self.initialDelay = max(initialDelay, .zero)
         self.maximumDelay = max(maximumDelay, self.initialDelay)
-        self.maximumAttempts = max(maximumAttempts, 0)
     }
 
-    /// The documented default: 1 s doubling up to 60 s, at most 10 retries in a row.
+    /// The documented default: 1 s doubling up to 60 s.
     static let `default` = RetryPolicy()
 
     /// The delay before retry number `attempt` (1 for the first retry).
