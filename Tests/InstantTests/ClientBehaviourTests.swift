@@ -94,6 +94,53 @@ struct ClientBehaviourTests {
         await server.stop()
     }
 
+    /// Tokens live in memory only: nothing in the data directory holds one, and after a relaunch
+    /// the first sync asks for a token; edits made meanwhile go out after reauthentication.
+    @Test func tokensAreNeverStoredAndARelaunchAsksForOne() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let jwt = try await server.token()
+        do {
+            let client = try server.client("relaunch")
+            let descriptor = try await server.downloaded(client, jwt: jwt)
+            try descriptor.reauthenticate(withJWT: jwt)
+            #expect(try await eventually { descriptor.documentState == .clean })
+        }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: server.clientDirectory("relaunch").path)
+        let signature = try #require(jwt.split(separator: ".").last.map(String.init))
+        for file in files {
+            let data =
+                FileManager.default.contents(
+                    atPath: server.clientDirectory("relaunch").appendingPathComponent(file).path) ?? Data()
+            #expect(data.range(of: Data(signature.utf8)) == nil, "\(file) holds the token")
+        }
+
+        let relaunched = try server.client("relaunch")
+        let descriptor = try #require(try relaunched.localDocumentDescriptors().first)
+        let log = NotificationLog(descriptor, names: Self.allNames)
+        try descriptor.setDelayForSyncingLocalChanges(.instantSyncingLocalChangesDisabled)
+        let added = try descriptor.editableDocument.add(try note(text: "after relaunch"))
+        descriptor.sync()
+        #expect(try await eventually { log.names.contains(.instantDidFailAuthentication) })
+        try descriptor.reauthenticate(withJWT: jwt)
+        #expect(try await eventually { descriptor.documentState == .clean })
+        #expect(try await server.serverAnnotations()[added.id ?? ""] != nil)
+        await server.stop()
+    }
+
+    /// Releasing the client invalidates its descriptors.
+    @Test func aReleasedClientsDescriptorsAreInvalid() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let jwt = try await server.token()
+        var client: InstantClient? = try server.client("released")
+        let descriptor = try await server.downloaded(try #require(client), jwt: jwt)
+        client = nil
+        #expect(try await eventually { descriptor.documentState == .invalid })
+        #expect(throws: InstantError.self) { try descriptor.editableDocument.add(try note()) }
+        await server.stop()
+    }
+
     @Test func instantJSONRoundTripsThroughTheLayer() async throws {
         let server = try await LiveServer()
         defer { server.remove() }

@@ -130,7 +130,8 @@ struct ClientSyncTests {
         let descriptor = try #require(descriptors.first)
         #expect(descriptor.documentState == .dirty, "the pending edit survived")
         #expect(try descriptor.editableDocument.annotation(withIdentifier: id) != nil)
-        descriptor.sync()
+        // Tokens are not stored: the relaunched app hands one over, and the edit goes out.
+        try descriptor.reauthenticate(withJWT: jwt)
         #expect(try await eventually { descriptor.documentState == .clean })
         #expect(try await server.serverAnnotations()[id]?["text"]?["value"]?.stringValue == "offline")
         await server.stop()

@@ -62,6 +62,10 @@ struct StoreMigrationTests {
         let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
         let descriptor = try client.documentDescriptor(forJWT: jwt)
         #expect(descriptor.documentState == .needsContentMigration)
+        let storedTokens = try await DatabaseQueue(
+            path: directory.appendingPathComponent(LocalStore.databaseFile).path
+        ).read { db in try String.fetchAll(db, sql: "SELECT jwt FROM layers WHERE jwt IS NOT NULL") }
+        #expect(storedTokens.isEmpty, "the token an older version stored is erased")
         #expect(descriptor.isDownloaded)
         #expect(throws: InstantError.self) { try descriptor.editableDocument.annotations() }
 
@@ -103,7 +107,10 @@ struct StoreMigrationTests {
 
         let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
         let descriptor = try client.documentDescriptor(forJWT: jwt)
-        // The reset starts by itself: the pending change goes out, then everything is fetched again.
+        // The reset starts by itself and asks for a token (none is stored); with it, the pending
+        // change goes out, then everything is fetched again.
+        #expect(try await eventually { descriptor.documentState == .needsResetForDatabaseMigration })
+        try descriptor.reauthenticate(withJWT: jwt)
         #expect(try await eventually { descriptor.documentState == .clean })
         #expect(try await server.serverAnnotations()["local"] != nil, "the offline change was not lost")
         let ids = try descriptor.editableDocument.annotations().compactMap(\.id)

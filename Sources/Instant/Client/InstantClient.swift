@@ -54,6 +54,12 @@ public final class InstantClient: @unchecked Sendable {
         self.transport = transport
     }
 
+    /// A released client's descriptors become ``InstantDocumentState/invalid``: nothing syncs or
+    /// edits through a client the app let go of.
+    deinit {
+        for descriptor in descriptors.values { descriptor.invalidate() }
+    }
+
     /// The descriptor of the document and layer a JWT is for; the same instance for the same pair.
     /// The JWT's signature is not checked here (only the server can); its claims are read.
     /// - Throws: ``InstantError/Code/invalidJWT`` if the text is not a JWT with a `document_id`.

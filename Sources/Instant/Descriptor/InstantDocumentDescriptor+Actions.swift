@@ -86,7 +86,7 @@ extension InstantDocumentDescriptor {
                 let snapshot = try await records
                 try Task.checkCancellation()
                 try store.storeDownload(
-                    documentID: documentID, layer: layer, userID: claims.userID, jwt: jwt,
+                    documentID: documentID, layer: layer, userID: claims.userID,
                     defaultGroup: claims.defaultGroup, revision: snapshot.revision, records: snapshot.records)
                 progress.totalUnitCount = max(progress.totalUnitCount, 1)
                 progress.completedUnitCount = progress.totalUnitCount

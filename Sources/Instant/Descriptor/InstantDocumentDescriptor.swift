@@ -17,6 +17,8 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
 
     let lock = NSLock()
     var machine = DocumentStateMachine()
+    /// The layer's token, in memory only: authentication is never stored, so after a launch the
+    /// first sync asks the app for a token (``InstantClientDelegate``, `.instantDidFailAuthentication`).
     var jwt: String?
     var _userID: String?
     var _downloadProgress: Progress?
@@ -200,7 +202,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
                 }
                 if try store.layer(documentID: documentID, name: layer) != nil {
                     try store.updateClaims(
-                        documentID: documentID, layer: layer, jwt: jwt, userID: userID,
+                        documentID: documentID, layer: layer, userID: userID,
                         defaultGroup: claims.defaultGroup)
                 }
                 deliver(.reauthenticationSucceeded)
@@ -264,7 +266,6 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     func openLocalData(_ layer: LocalLayer) {
         lock.withLock {
             _userID = layer.userID
-            jwt = layer.jwt
         }
         if (try? store.isIntact(documentID: identifier, layer: layerName)) != true {
             // Recoverable by removeLocalStorage() and a new download.

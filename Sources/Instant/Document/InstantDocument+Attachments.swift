@@ -29,11 +29,11 @@ extension InstantDocument {
     /// downloaded from the server and kept).
     /// - Parameter identifier: The attachment's id (an annotation's `imageAttachmentId`).
     public func attachment(withIdentifier identifier: String) async throws -> (data: Data, contentType: String) {
-        let (descriptor, layer) = try ready()
+        let (descriptor, _) = try ready()
         if let local = try descriptor.store.attachment(documentID: descriptor.identifier, id: identifier) {
             return (local.data, local.contentType)
         }
-        guard let jwt = layer.jwt else {
+        guard let jwt = descriptor.lock.withLock({ descriptor.jwt }) else {
             throw InstantError(.authenticationFailed, "No JWT for this layer; call reauthenticate(withJWT:).")
         }
         let remote = try await descriptor.transport.downloadAttachment(

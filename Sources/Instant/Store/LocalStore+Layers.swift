@@ -7,8 +7,6 @@ struct LocalLayer: Sendable, Hashable {
     var documentID: String
     var name: String
     var userID: String?
-    /// The last JWT the server accepted for this layer.
-    var jwt: String?
     var defaultGroup: String?
     var groupOverride: String?
     var revision: Int64
@@ -21,7 +19,6 @@ struct LocalLayer: Sendable, Hashable {
         documentID = row["document_id"]
         name = row["name"]
         userID = row["user_id"]
-        jwt = row["jwt"]
         defaultGroup = row["default_group"]
         groupOverride = row["group_override"]
         revision = row["revision"]
@@ -92,7 +89,6 @@ extension LocalStore {
         documentID: String,
         layer name: String,
         userID: String?,
-        jwt: String,
         defaultGroup: String?,
         revision: Int64,
         records: [SyncRecord]
@@ -102,24 +98,25 @@ extension LocalStore {
                 sql: "DELETE FROM layers WHERE document_id = ? AND name = ?", arguments: [documentID, name])
             try db.execute(
                 sql: """
-                    INSERT INTO layers (document_id, name, user_id, jwt, default_group, revision, content_version)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO layers (document_id, name, user_id, default_group, revision, content_version)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [documentID, name, userID, jwt, defaultGroup, revision, Self.contentVersion])
+                arguments: [documentID, name, userID, defaultGroup, revision, Self.contentVersion])
             for record in records where record.content != nil {
                 try Self.storeServerVersion(db, record, documentID: documentID, layer: name)
             }
         }
     }
 
-    /// Updates what the layer knows from the latest valid token.
-    func updateClaims(documentID: String, layer name: String, jwt: String, userID: String?, defaultGroup: String?)
+    /// Updates what the layer knows from the latest valid token: its user and default group (the
+    /// token itself is kept in memory only).
+    func updateClaims(documentID: String, layer name: String, userID: String?, defaultGroup: String?)
         throws(InstantError)
     {
         try write { db in
             try db.execute(
-                sql: "UPDATE layers SET jwt = ?, user_id = ?, default_group = ? WHERE document_id = ? AND name = ?",
-                arguments: [jwt, userID, defaultGroup, documentID, name])
+                sql: "UPDATE layers SET user_id = ?, default_group = ? WHERE document_id = ? AND name = ?",
+                arguments: [userID, defaultGroup, documentID, name])
         }
     }
 

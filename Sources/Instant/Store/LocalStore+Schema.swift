@@ -78,6 +78,11 @@ extension LocalStore {
                     """
             )
         }
+        migrator.registerMigration("v4-no-stored-tokens") { db in
+            // Authentication is kept in memory only: tokens stored by older versions are erased
+            // (the `jwt` column stays, unused, as migrations never rewrite tables).
+            try db.execute(sql: "UPDATE layers SET jwt = NULL")
+        }
         return migrator
     }
 }
