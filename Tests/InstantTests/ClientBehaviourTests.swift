@@ -141,6 +141,44 @@ struct ClientBehaviourTests {
         await server.stop()
     }
 
+    /// Edits the document cannot hold are refused with the reason: a page it does not have, an
+    /// annotation it does not know, a value without an identifier.
+    @Test func editsOfThingsTheDocumentDoesNotHaveAreRefused() async throws {
+        let server = try await LiveServer(pageCount: 1)
+        defer { server.remove() }
+        let jwt = try await server.token()
+        let client = try server.client("edits")
+        let descriptor = try await server.downloaded(client, jwt: jwt)
+        let document = descriptor.editableDocument
+        func code(_ body: () throws -> Void) -> InstantError.Code? {
+            do {
+                try body()
+                return nil
+            } catch {
+                return (error as? InstantError)?.code
+            }
+        }
+        #expect(code { try document.add(try note(page: 99)) } == .invalidRecord)
+        #expect(code { try document.add(try note(page: 1)) } == .invalidRecord)
+        let passed = try note(text: "mine")
+        let added = try document.add(passed)
+        #expect(code { try document.update(passed) } == .annotationNotFound, "the value passed to add has no id")
+        #expect(code { try document.remove(passed) } == .annotationNotFound)
+        var stranger = try note()
+        stranger.id = "not-in-this-document"
+        #expect(code { try document.remove(stranger) } == .annotationNotFound)
+        #expect(code { try document.update(stranger) } == .annotationNotFound)
+        #expect(code { try document.update(added) } == nil)
+        #expect(code { try document.remove(added) } == nil)
+        #expect(try document.annotations().isEmpty)
+        do {
+            _ = try client.documentDescriptor(forJWT: "not a token")
+        } catch let error as InstantError {
+            #expect(!error.message.contains(".."), "\(error.message)")
+        }
+        await server.stop()
+    }
+
     @Test func instantJSONRoundTripsThroughTheLayer() async throws {
         let server = try await LiveServer()
         defer { server.remove() }

@@ -1,5 +1,6 @@
 import Foundation
 import InstantJSON
+import InstantPDF
 
 /// One layer of one document on this device: its download, local data, documents and sync.
 ///
@@ -21,6 +22,8 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     /// first sync asks the app for a token (``InstantClientDelegate``, `.instantDidFailAuthentication`).
     var jwt: String?
     var _userID: String?
+    /// The page count of the document's PDF, once read (a document's PDF never changes).
+    var _pageCount: Int?
     var _downloadProgress: Progress?
     var _migrationProgress: Progress?
     var downloadGeneration = 0
@@ -234,6 +237,14 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     public func resetDefaultGroup() throws {
         _ = try downloadedLayer()
         try store.setGroupOverride(nil, documentID: identifier, layer: layerName)
+    }
+
+    /// The number of pages of the downloaded PDF, or `nil` if it cannot be read.
+    var pageCount: Int? {
+        if let known = lock.withLock({ _pageCount }) { return known }
+        let count = try? PDFDocument(contentsOf: store.pdfURL(documentID: identifier)).pageCount
+        lock.withLock { _pageCount = count }
+        return count
     }
 
     func downloadedLayer() throws(InstantError) -> LocalLayer {

@@ -61,9 +61,19 @@ public final class InstantDocument: @unchecked Sendable {
     // MARK: Editing
 
     /// Adds an annotation; it gets a new identifier (a ULID) unless it has one.
-    /// - Returns: The annotation as stored, with its identifier.
+    /// - Returns: The annotation as stored, with its identifier: update or remove that value.
+    /// - Throws: ``InstantError/Code/invalidRecord`` for an annotation that is not valid Instant
+    ///   JSON or whose page is not a page of the document.
     @discardableResult
     public func add(_ annotation: Annotation) throws -> Annotation {
+        let (descriptor, _) = try ready()
+        if let pageCount = descriptor.pageCount, annotation.pageIndex >= pageCount {
+            throw InstantError(
+                .invalidRecord,
+                "The annotation's pageIndex \(annotation.pageIndex) is past the document's last page "
+                    + "(it has \(pageCount) page\(pageCount == 1 ? "" : "s"), numbered from 0)."
+            )
+        }
         var stored = annotation
         if stored.id == nil { stored.id = ULIDGenerator.shared.next().description }
         try commit([.put(annotation: stored, group: nil, isNew: true)])
@@ -71,18 +81,33 @@ public final class InstantDocument: @unchecked Sendable {
     }
 
     /// Replaces an annotation added before (matched by identifier) with this version.
-    /// - Throws: ``InstantError/Code/documentNotFound`` if there is no annotation with its identifier.
+    /// - Throws: ``InstantError/Code/annotationNotFound`` if there is no annotation with its
+    ///   identifier.
     public func update(_ annotation: Annotation) throws {
-        guard let id = annotation.id, try self.annotation(withIdentifier: id) != nil else {
-            throw InstantError(.documentNotFound, "The annotation is not in this document; add it first.")
-        }
+        _ = try existingID(of: annotation)
         try commit([.put(annotation: annotation, group: nil, isNew: false)])
     }
 
     /// Removes an annotation.
+    /// - Throws: ``InstantError/Code/annotationNotFound`` if there is no annotation with its
+    ///   identifier.
     public func remove(_ annotation: Annotation) throws {
-        guard let id = annotation.id else { return }
+        let id = try existingID(of: annotation)
         try commit([.delete(id: id)])
+    }
+
+    /// The identifier of an annotation this document has.
+    private func existingID(of annotation: Annotation) throws -> String {
+        guard let id = annotation.id else {
+            throw InstantError(
+                .annotationNotFound,
+                "The annotation has no identifier: update or remove the value add() returned, or one read from "
+                    + "the document.")
+        }
+        guard try self.annotation(withIdentifier: id) != nil else {
+            throw InstantError(.annotationNotFound, "No annotation of this document has the identifier '\(id)'.")
+        }
+        return id
     }
 
     /// What an edit does before it reaches the store.

@@ -45,6 +45,9 @@ extension InstantError {
         public static let migrationNotNeeded = Code(rawValue: "migrationNotNeeded")
         /// The content migration could not complete.
         public static let contentMigrationFailed = Code(rawValue: "contentMigrationFailed")
+        /// No annotation of the document has the identifier (or the annotation has none: use the
+        /// value ``InstantDocument/add(_:)`` returned).
+        public static let annotationNotFound = Code(rawValue: "annotationNotFound")
         /// The value given for `delayForSyncingLocalChanges` is not supported.
         public static let invalidSyncDelay = Code(rawValue: "invalidSyncDelay")
     }
@@ -53,7 +56,9 @@ extension InstantError {
 extension InstantError {
     /// The error for a JWT that cannot be used, with the reason.
     public static func invalidJWT(_ reason: String) -> InstantError {
-        InstantError(.invalidJWT, "The JWT cannot be used: \(reason). Ask your server for a new token for this layer.")
+        let sentence = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
+        return InstantError(
+            .invalidJWT, "The JWT cannot be used: \(sentence). Ask your server for a new token for this layer.")
     }
 
     /// The error for a download requested while the data is already present.
