@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import Prometheus
@@ -35,8 +36,8 @@ public func buildInstantApplication(
     )
     return Application(
         router: routers.http,
-        server: .http1WebSocketUpgrade(
-            webSocketRouter: routers.webSocket,
+        server: .instantHTTP1(
+            listening: routers.listening,
             configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))
         ),
         configuration: .init(
@@ -50,14 +51,15 @@ public func buildInstantApplication(
 
 /// Builds the routers of the Instant server (see
 /// ``buildInstantApplication(configuration:storage:importer:logger:metrics:onServerRunning:)``):
-/// one for HTTP requests, one that decides WebSocket upgrades of `.../listen`.
+/// the router of HTTP requests, and the listening WebSocket of `.../listen` (which decides its
+/// upgrades and serves them).
 public func buildInstantRouters(
     configuration: InstantServerConfiguration,
     storage: any InstantStorage,
     importer: any DocumentImporter,
     events: LayerEvents? = nil,
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
-) async throws -> (http: Router<InstantRequestContext>, webSocket: Router<InstantRequestContext>) {
+) async throws -> (http: Router<InstantRequestContext>, listening: ListeningEndpoint) {
     let events = events ?? LayerEvents(limits: configuration.clientLimits.listening)
     let storage = NotifyingStorage(base: storage, events: events)
     let api = InstantAPI(storage: storage, importer: importer, configuration: configuration, events: events)
@@ -136,15 +138,31 @@ public func buildInstantRouters(
         }
     }
 
-    let webSocketRouter = Router(context: InstantRequestContext.self)
-    let listening = webSocketRouter.group("i/d/{documentID}")
-    for layer in [listening, listening.group("l/{layerName}")] {
-        layer.ws("listen") { request, context in
-            try await api.shouldUpgradeListen(request, context, verifier: clientVerifier)
-        } onUpgrade: { inbound, outbound, context in
-            try await api.listenWebSocket(
-                inbound: inbound, outbound: outbound, context: context, verifier: clientVerifier)
+    let listening = ListeningEndpoint(
+        admit: { request, _ in await api.admitListener(request, verifier: clientVerifier) },
+        listen: { session, inbound, outbound in
+            try await api.listenWebSocket(session, inbound: inbound, outbound: outbound)
+        }
+    )
+    return (router, listening)
+}
+
+/// The listening WebSocket of the client routes (`.../listen` with `Upgrade: websocket`).
+public struct ListeningEndpoint: Sendable {
+    /// Decides whether an upgrade request becomes a listening WebSocket.
+    let admit: @Sendable (Request, Logger) async -> ListeningSession?
+    /// Serves a listening WebSocket.
+    let listen: @Sendable (ListeningSession, WebSocketInboundStream, WebSocketOutboundWriter) async throws -> Void
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1.1 with the listening WebSocket: upgrade requests the endpoint admits become
+    /// listeners, the others are answered by the HTTP routes.
+    static func instantHTTP1(
+        listening: ListeningEndpoint, configuration: HTTP1WebSocketUpgradeChannel.Configuration
+    ) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            ListeningUpgradeChannel(responder: responder, configuration: configuration, listening: listening)
         }
     }
-    return (router, webSocketRouter)
 }

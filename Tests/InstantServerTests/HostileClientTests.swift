@@ -159,8 +159,9 @@ struct HostileClientTests {
             let refused = try await longPoll(port: port, path: "/i/d/\(id)/listen?since=5", token: token)
             #expect(refused.status == 429)
             #expect(refused.body?["error"]?["reason"]?.stringValue?.contains("--max-listeners-per-token") == true)
-            let extra = ListeningSocket(port: port, path: "/i/d/\(id)/listen?jwt=\(token)")
-            await #expect(throws: (any Error).self, "the upgrade is refused") { try await extra.closedByServer() }
+            let upgrade = try await rawUpgrade(port: port, path: "/i/d/\(id)/listen?jwt=\(token)")
+            #expect(upgrade?.status == 429, "\(String(describing: upgrade))")
+            #expect(upgrade?.reason?.contains("--max-listeners-per-token") == true)
 
             // Another user's token may still listen, up to the layer's limit.
             let bob = try await fixture.token(id, user: "bob")
@@ -173,6 +174,26 @@ struct HostileClientTests {
             for socket in crowd + others { await socket.close() }
             #expect(try await watcher.presence(becoming: ["alice:1"]) == ["alice:1"])
             await watcher.close()
+        }
+    }
+
+    /// A refused WebSocket upgrade is answered like the long-poll: the status and the reason.
+    @Test func aRefusedUpgradeSaysWhy() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let port = try #require(client.client.port)
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let missing = try await rawUpgrade(port: port, path: "/i/d/\(id)/listen")
+            #expect(missing?.status == 401, "\(String(describing: missing))")
+            #expect(missing?.reason?.contains("JWT") == true)
+            let other = try await fixture.token("another-document")
+            let wrong = try await rawUpgrade(port: port, path: "/i/d/\(id)/l/notes/listen?jwt=\(other)")
+            #expect(wrong?.status == 403, "\(String(describing: wrong))")
+            #expect(wrong?.reason?.contains("another-document") == true)
+            let token = try await fixture.token(id)
+            let accepted = try await rawUpgrade(port: port, path: "/i/d/\(id)/listen?jwt=\(token)")
+            #expect(accepted?.status == 101)
         }
     }
 

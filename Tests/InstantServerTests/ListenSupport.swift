@@ -97,3 +97,13 @@ func longPoll(port: Int, path: String, token: String) async throws -> (status: I
     let (data, response) = try await URLSession.shared.data(for: request)
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONValue(parsing: data))
 }
+
+/// A WebSocket upgrade request of `path` on a new connection, and the server's answer.
+func rawUpgrade(port: Int, path: String) async throws -> RawConnection.Answer? {
+    try await RawConnection.request(
+        port: port, "GET", path,
+        headers: [
+            "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        ])
+}

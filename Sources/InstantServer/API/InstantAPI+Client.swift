@@ -11,8 +11,20 @@ extension InstantAPI {
         verifier: ClientTokenVerifier?,
         anyOf permissions: [String]
     ) async throws -> (token: ClientToken, documentID: String, layer: String) {
-        let documentID = try documentID(context)
-        let layer = try layerName(context)
+        let token = try await authorizeClient(
+            request, documentID: try documentID(context), layer: try layerName(context), verifier: verifier,
+            anyOf: permissions)
+        return (token, token.documentID, token.layer)
+    }
+
+    /// Verifies the request's client token for a document and layer named by the caller.
+    func authorizeClient(
+        _ request: Request,
+        documentID: String,
+        layer: String,
+        verifier: ClientTokenVerifier?,
+        anyOf permissions: [String]
+    ) async throws -> ClientToken {
         do {
             guard let verifier else {
                 throw ClientTokenError(
@@ -48,7 +60,7 @@ extension InstantAPI {
                     "The token lacks the permission \(permissions.map { "'\($0)'" }.joined(separator: " or "))."
                 )
             }
-            return (token, documentID, layer)
+            return token
         } catch let error as ClientTokenError {
             let status: HTTPResponse.Status =
                 switch error.code {

@@ -105,22 +105,31 @@ extension InstantAPI {
         }
     }
 
-    /// Whether a WebSocket upgrade of `.../listen` may happen: only with a valid token within the
-    /// listening limits. When it may not, the request goes on to the long-poll route, which
-    /// answers with the status and the reason.
-    func shouldUpgradeListen(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?)
-        async throws -> RouterShouldUpgrade
-    {
-        do {
-            let (token, documentID, layerName) = try await authorizeClient(
-                request, context, verifier: verifier, anyOf: ["read-document"])
-            _ = try sinceParameter(request)
-            let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
-            if await events.admissionProblem(on: layer, token: token) != nil { return .dontUpgrade }
-            return .upgrade([:])
-        } catch {
-            return .dontUpgrade
-        }
+    /// The listening WebSocket an upgrade request of `.../listen` may open: only with a valid token
+    /// within the listening limits, else `nil`, and the request goes on to the long-poll route of
+    /// the same path, which answers with the status and the reason.
+    func admitListener(_ request: Request, verifier: ClientTokenVerifier?) async -> ListeningSession? {
+        let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let names: (document: String, layer: String)? =
+            switch parts.count {
+            case 5 where parts[0...2] == ["", "i", "d"] && parts[4] == "listen": (parts[3], "")
+            case 7 where parts[0...2] == ["", "i", "d"] && parts[4] == "l" && parts[6] == "listen":
+                (parts[3], parts[5])
+            default: nil
+            }
+        guard let names, let documentID = names.document.removingPercentEncoding,
+            let layerName = names.layer.removingPercentEncoding,
+            (try? Identifiers.validate(documentID, what: "document id")) != nil,
+            layerName.isEmpty || (try? Identifiers.validateLayerName(layerName)) != nil,
+            let since = try? sinceParameter(request),
+            let token = try? await authorizeClient(
+                request, documentID: documentID, layer: layerName, verifier: verifier, anyOf: ["read-document"])
+        else { return nil }
+        let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
+        guard (try? await storage.document(id: documentID)) != nil,
+            await events.admissionProblem(on: layer, token: token) == nil
+        else { return nil }
+        return ListeningSession(token: token, layer: layer, since: since)
     }
 
     /// A listening WebSocket: `{"revision": M}` whenever the layer passes what the client has seen
@@ -128,16 +137,10 @@ extension InstantAPI {
     /// changes (at most once per ``ListeningLimits/presenceInterval``); closed with a reason when
     /// the token expires or is revoked.
     func listenWebSocket(
-        inbound: WebSocketInboundStream,
-        outbound: WebSocketOutboundWriter,
-        context: WebSocketRouterContext<InstantRequestContext>,
-        verifier: ClientTokenVerifier?
+        _ session: ListeningSession, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
     ) async throws {
-        let request = context.request
-        let (token, documentID, layerName) = try await authorizeClient(
-            request, context.requestContext, verifier: verifier, anyOf: ["read-document"])
-        let since = try sinceParameter(request)
-        let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
+        let (token, since, layer) = (session.token, session.since, session.layer)
+        let (documentID, layerName) = (layer.documentID, layer.name)
         let events = self.events
         let storage = self.storage
         let (listener, wakeUps): (UUID, AsyncStream<Void>)

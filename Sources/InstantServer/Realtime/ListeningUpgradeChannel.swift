@@ -1,0 +1,141 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+@_spi(WSInternal) import WSCore
+
+/// A listening WebSocket the server agreed to open, with what was decided before the upgrade.
+struct ListeningSession: Sendable {
+    /// The verified token of the listener.
+    var token: ClientToken
+    /// The layer listened to.
+    var layer: LayerEvents.Layer
+    /// The revision the client has (`since`).
+    var since: Int64
+}
+
+/// The server's HTTP/1.1 connections with the upgrade of `.../listen` to a listening WebSocket.
+///
+/// Unlike Hummingbird's WebSocket channel, which answers every refused upgrade with an empty
+/// `400`, a request this channel does not upgrade (a bad token, too many listeners) goes on to the
+/// HTTP routes: the long-poll route of the same path answers it with its status and reason.
+struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
+    /// What a connection became.
+    enum UpgradeResult: Sendable {
+        case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, ListeningSession)
+        case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let upgradeResult: EventLoopFuture<UpgradeResult>
+        let channel: any Channel
+    }
+
+    /// The context of a listening WebSocket's handler.
+    struct Context: WebSocketContext {
+        let logger: Logger
+    }
+
+    /// Answers HTTP requests.
+    let responder: Responder
+    /// HTTP/1.1 and WebSocket settings.
+    let configuration: HTTP1WebSocketUpgradeChannel.Configuration
+    /// Decides whether an upgrade request becomes a listening WebSocket, and serves it.
+    let listening: ListeningEndpoint
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let admitted = NIOLockedValueBox<ListeningSession?>(nil)
+            let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
+                maxFrameSize: configuration.ws.maxFrameSize,
+                shouldUpgrade: { channel, head in
+                    let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
+                    promise.completeWithTask {
+                        guard let request = try? HTTPRequest(head, secure: false, splitCookie: false),
+                            let session = await listening.admit(Request(head: request, body: .init(buffer: .init())), logger)
+                        else { return nil }
+                        admitted.withLockedValue { $0 = session }
+                        return HTTPHeaders()
+                    }
+                    return promise.futureResult
+                },
+                upgradePipelineHandler: { channel, _ in
+                    channel.eventLoop.makeCompletedFuture {
+                        guard let session = admitted.withLockedValue({ $0 }) else {
+                            throw ChannelError.inappropriateOperationForState
+                        }
+                        let webSocket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
+                            wrappingChannelSynchronously: channel,
+                            configuration: .init(isOutboundHalfClosureEnabled: true)
+                        )
+                        return .webSocket(webSocket, session)
+                    }
+                }
+            )
+            let http1 = configuration.http1
+            let upgrades = NIOTypedHTTPServerUpgradeConfiguration(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try pipeline.addHandlers(http1.additionalChannelHandlers())
+                        try pipeline.addHandler(
+                            HTTPConnectionStateHandler(
+                                idleTimeout: http1.idleTimeout.map { .nanoseconds($0.nanoseconds) }, logger: logger)
+                        )
+                        return .http(
+                            try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                                wrappingChannelSynchronously: channel,
+                                configuration: .init(isOutboundHalfClosureEnabled: true)
+                            )
+                        )
+                    }
+                }
+            )
+            var pipeline = NIOUpgradableHTTPServerPipelineConfiguration(upgradeConfiguration: upgrades)
+            // As Hummingbird's own channels: requests are handled one at a time by the async
+            // channel, errors and header validation by Hummingbird.
+            pipeline.enablePipelining = false
+            pipeline.enableErrorHandling = false
+            pipeline.enableResponseHeaderValidation = false
+            pipeline.decoderConfiguration.maxHeaderFieldSize = http1.httpDecoder.maxHeaderFieldSize
+            pipeline.decoderConfiguration.maxHeaderListSize = http1.httpDecoder.maxHeaderListSize
+            pipeline.decoderConfiguration.maxHeaderFieldCount = http1.httpDecoder.maxHeaderFieldCount
+            let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
+                configuration: pipeline)
+            return Value(upgradeResult: result, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.upgradeResult.get() {
+            case .http(let http):
+                await handleHTTP(asyncChannel: http, logger: logger)
+            case .webSocket(let webSocket, let session):
+                let ws = configuration.ws
+                _ = try await WebSocketHandler.handle(
+                    type: .server,
+                    configuration: .init(
+                        extensions: [], autoPing: ws.autoPing, closeTimeout: ws.closeTimeout,
+                        validateUTF8: ws.validateUTF8, maxFrameSize: ws.maxFrameSize),
+                    asyncChannel: webSocket,
+                    context: Context(logger: logger),
+                    handler: { inbound, outbound, _ in try await listening.listen(session, inbound, outbound) }
+                )
+            }
+        } catch let error as ChannelError where error == .inputClosed {
+            logger.trace("The connection closed before its first request")
+        } catch {
+            logger.debug("A connection ended with an error", metadata: ["error": "\(error)"])
+        }
+    }
+}
