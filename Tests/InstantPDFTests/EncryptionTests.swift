@@ -8,7 +8,7 @@ import Testing
 struct EncryptionTests {
     /// Files qpdf opened with the empty password open here too, with the same page count; files
     /// qpdf could not open without a password fail with `passwordRequired`.
-    @Test func corpusEncryptedFiles() throws {
+    @Test(.corpus) func corpusEncryptedFiles() throws {
         var problems: [String] = []
         var opened = 0
         for entry in Corpus.entries where entry.encrypted == true || entry.open == "password" {
@@ -61,9 +61,11 @@ struct EncryptionTests {
     }
 
     /// The pypdf files that need their user password (`asdfzxcv`, from pypdf's test suite).
-    @Test(arguments: [
-        "r2-user-password.pdf", "r3-user-password.pdf", "r4-user-password.pdf", "r4-aes-user-password.pdf",
-    ])
+    @Test(
+        .corpus,
+        arguments: [
+            "r2-user-password.pdf", "r3-user-password.pdf", "r4-user-password.pdf", "r4-aes-user-password.pdf",
+        ])
     func userPasswords(name: String) throws {
         let data = try Data(contentsOf: Corpus.directory.appendingPathComponent("pypdf/resources/encryption/\(name)"))
         #expect(throws: PDFError.self) { try PDFDocument(data: data) }

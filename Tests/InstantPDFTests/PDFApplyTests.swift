@@ -59,7 +59,7 @@ struct PDFApplyTests {
 
     /// Applying changes reads back exactly as writing the complete state with the changes applied,
     /// on every annotated file of the corpus.
-    @Test func applyingChangesEqualsWritingTheCompleteState() throws {
+    @Test(.corpus) func applyingChangesEqualsWritingTheCompleteState() throws {
         var problems: [String] = []
         var compared = 0
         for entry in CorpusRewrite.annotatedEntries {

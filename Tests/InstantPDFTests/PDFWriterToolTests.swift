@@ -68,7 +68,7 @@ struct PDFWriterToolTests {
 
     /// Every annotated corpus file that qpdf finds clean is still clean with all its annotations
     /// written again.
-    @Test func qpdfFindsCorpusRewritesClean() throws {
+    @Test(.corpus) func qpdfFindsCorpusRewritesClean() throws {
         var problems: [String] = []
         var checked = 0
         for entry in CorpusRewrite.annotatedEntries {
