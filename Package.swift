@@ -143,7 +143,14 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "InstantPDFTests", dependencies: ["InstantPDF", "InstantJSON"]),
+        .testTarget(
+            name: "InstantPDFTests",
+            dependencies: [
+                "InstantPDF", "InstantJSON", "InstantTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "InstantServerTests",
             dependencies: [

@@ -2,47 +2,16 @@ import Foundation
 import InstantPDF
 import Testing
 
-/// The real-world corpus in `../shared/pdf-corpus`, with qpdf's independent reading in MANIFEST.jsonl.
-enum Corpus {
-    struct Entry: Decodable, Sendable, CustomTestStringConvertible {
-        var path: String
-        var open: String
-        var encrypted: Bool?
-        var pages: Int?
-        var annots: Int?
-        var subtypes: [String: Int]?
-        var reconstructed: Bool?
-        var testDescription: String { path }
-    }
-
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/pdf-corpus")
-
-    static let entries: [Entry] = {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent("MANIFEST.jsonl"), encoding: .utf8)
-        else { return [] }
-        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Entry.self, from: Data($0.utf8)) }
-    }()
-
-    static func data(_ entry: Entry) throws -> Data {
-        try data(path: entry.path)
-    }
-
-    static func data(path: String) throws -> Data {
-        try Data(contentsOf: directory.appendingPathComponent(path))
-    }
-}
-
 @Suite("Real-world corpus")
 struct CorpusTests {
-    @Test func corpusIsPresent() {
-        #expect(Corpus.entries.count == 400, "expected ../shared/pdf-corpus/MANIFEST.jsonl beside the package")
+    /// The manifest lists the 400 files, so the corpus tests below read the whole corpus.
+    @Test(.corpus) func corpusIsComplete() {
+        #expect(Corpus.entries.count == 400, "\(Corpus.manifest.path) lists \(Corpus.entries.count) files")
     }
 
     /// Every file opens or fails with a PDFError (never a crash); where qpdf opened an unencrypted
     /// file, our page count agrees with it.
-    @Test func everyFileOpensOrFailsClearly() throws {
+    @Test(.corpus) func everyFileOpensOrFailsClearly() throws {
         var mismatches: [String] = []
         var opened = 0
         for entry in Corpus.entries {
@@ -68,7 +37,7 @@ struct CorpusTests {
     }
 
     /// A file opened by path (mapped into memory) reads exactly as the same bytes in memory.
-    @Test func aMappedFileReadsLikeItsBytes() throws {
+    @Test(.corpus) func aMappedFileReadsLikeItsBytes() throws {
         let annotated = Corpus.entries.filter { ($0.annots ?? 0) > 0 && $0.encrypted != true }.prefix(25)
         #expect(annotated.count == 25)
         for entry in annotated {

@@ -42,7 +42,7 @@ enum CorpusRewrite {
     }
 }
 
-@Suite("Corpus written back")
+@Suite("Corpus written back", .corpus)
 struct CorpusWriterTests {
     @Test func rewrittenAnnotationsReadBackTheSame() throws {
         var problems: [String] = []

@@ -1,13 +1,14 @@
 import Foundation
 import InstantJSON
-import InstantPDF
 import Testing
+
+@testable import InstantPDF
 
 @Suite("Encrypted files")
 struct EncryptionTests {
     /// Files qpdf opened with the empty password open here too, with the same page count; files
     /// qpdf could not open without a password fail with `passwordRequired`.
-    @Test func corpusEncryptedFiles() throws {
+    @Test(.corpus) func corpusEncryptedFiles() throws {
         var problems: [String] = []
         var opened = 0
         for entry in Corpus.entries where entry.encrypted == true || entry.open == "password" {
@@ -37,10 +38,34 @@ struct EncryptionTests {
         #expect(opened > 5)
     }
 
+    /// A file encrypted with a user password opens with it or with the owner password, never
+    /// without a password or with a wrong one; its strings and streams read decrypted.
+    @Test(arguments: EncryptedFixtures.Method.allCases)
+    func userAndOwnerPasswords(method: EncryptedFixtures.Method) throws {
+        let data = try EncryptedFixtures.make(method, userPassword: "user-secret", ownerPassword: "owner-secret")
+        for password in ["", "wrong"] {
+            #expect {
+                try PDFDocument(data: data, password: password)
+            } throws: { error in
+                (error as? PDFError)?.code == .passwordRequired
+            }
+        }
+        for password in ["user-secret", "owner-secret"] {
+            let document = try PDFDocument(data: data, password: password)
+            #expect(document.pageCount == 1)
+            let info = try #require(document.resolve(document.trailer["Info"] ?? .null).dictionaryValue)
+            #expect(info["Title"]?.stringData == Data(EncryptedFixtures.title.utf8))
+            let contents = try #require(document.resolve(document.pages[0].dictionary["Contents"] ?? .null).streamValue)
+            #expect(try document.decodedData(of: contents) == Data(EncryptedFixtures.content.utf8))
+        }
+    }
+
     /// The pypdf files that need their user password (`asdfzxcv`, from pypdf's test suite).
-    @Test(arguments: [
-        "r2-user-password.pdf", "r3-user-password.pdf", "r4-user-password.pdf", "r4-aes-user-password.pdf",
-    ])
+    @Test(
+        .corpus,
+        arguments: [
+            "r2-user-password.pdf", "r3-user-password.pdf", "r4-user-password.pdf", "r4-aes-user-password.pdf",
+        ])
     func userPasswords(name: String) throws {
         let data = try Data(contentsOf: Corpus.directory.appendingPathComponent("pypdf/resources/encryption/\(name)"))
         #expect(throws: PDFError.self) { try PDFDocument(data: data) }

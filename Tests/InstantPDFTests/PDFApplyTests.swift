@@ -1,5 +1,6 @@
 import Foundation
 import InstantJSON
+import InstantTesting
 import Testing
 
 @testable import InstantPDF
@@ -58,7 +59,7 @@ struct PDFApplyTests {
 
     /// Applying changes reads back exactly as writing the complete state with the changes applied,
     /// on every annotated file of the corpus.
-    @Test func applyingChangesEqualsWritingTheCompleteState() throws {
+    @Test(.corpus) func applyingChangesEqualsWritingTheCompleteState() throws {
         var problems: [String] = []
         var compared = 0
         for entry in CorpusRewrite.annotatedEntries {
@@ -94,31 +95,34 @@ struct PDFApplyTests {
     }
 
     @Test func noChangesLeaveTheFileAsItIs() throws {
-        let data = try Corpus.data(path: WriterFixtures.plainPDF)
+        let data = WriterFixtures.plainPDF
         let document = try PDFDocument(data: data)
         #expect(try document.applying(InstantDocumentJSON()) == data)
     }
 
     @Test func aSkippedOriginalIsDeletedAndAReplacedOneChangedInPlace() throws {
-        let document = try PDFDocument(data: Corpus.data(path: "pdfium/testing/resources/polygon_annot.pdf"))
-        let originals = document.originalRecords().annotations.filter { $0.pdfObjectId != nil }
-        #expect(originals.count >= 2)
-        var changed = originals[0]
+        let document = try PDFDocument(data: TestPDF.annotated())
+        let originals = document.originalRecords().annotations
+        let ink = try #require(originals.first { $0.type == .ink })
+        let note = try #require(originals.first { $0.type == .note })
+        var changed = ink
         changed.note = "now with a note"
         let changes = InstantDocumentJSON(
-            annotations: [changed], skippedPdfObjectIds: [originals[0].pdfObjectId!, originals[1].pdfObjectId!])
+            annotations: [changed],
+            skippedPdfObjectIds: [try #require(ink.pdfObjectId), try #require(note.pdfObjectId)])
         let update = try document.incrementalUpdate(applying: changes)
         let records = try PDFDocument(data: document.applying(changes)).originalRecords().annotations
         #expect(records.count == originals.count - 1)
-        #expect(records.first { $0.pdfObjectId == originals[0].pdfObjectId }?.note == "now with a note")
-        #expect(!records.contains { $0.pdfObjectId == originals[1].pdfObjectId })
+        #expect(records.first { $0.pdfObjectId == ink.pdfObjectId }?.note == "now with a note")
+        #expect(!records.contains { $0.pdfObjectId == note.pdfObjectId })
         #expect(String(decoding: update, as: UTF8.self).contains("/Prev"))
     }
 
     @Test func anOriginalWithoutAnObjectNumberIsChangedByItsPositionalID() throws {
-        let document = try PDFDocument(data: Corpus.data(path: "samplefiles/024-annotations/annotated_pdf.pdf"))
+        let document = try PDFDocument(data: TestPDF.annotated())
         let originals = document.originalRecords().annotations
-        var highlight = try #require(originals.first { $0.id == "p0a1" })
+        var highlight = try #require(originals.first { $0.id == "p0a2" })
+        #expect(highlight.type == .highlight && highlight.pdfObjectId == nil)
         highlight.note = "changed"
         let read = try PDFDocument(data: document.applying(InstantDocumentJSON(annotations: [highlight])))
             .originalRecords().annotations
@@ -128,7 +132,7 @@ struct PDFApplyTests {
     }
 
     @Test func aCommentOnAnOriginalThatStaysBecomesAReply() throws {
-        let document = try PDFDocument(data: Corpus.data(path: "pdfium/testing/resources/polygon_annot.pdf"))
+        let document = try PDFDocument(data: TestPDF.annotated())
         let root = try #require(document.originalRecords().annotations.first { $0.pdfObjectId != nil })
         let comment = Comment(
             rootId: try #require(root.id), pageIndex: root.pageIndex, text: AnnotationText(value: "I agree"),
@@ -141,7 +145,7 @@ struct PDFApplyTests {
     }
 
     @Test func flatteningAppliesTheChangesToEveryOriginal() throws {
-        let document = try PDFDocument(data: Corpus.data(path: "samplefiles/024-annotations/annotated_pdf.pdf"))
+        let document = try PDFDocument(data: TestPDF.annotated())
         var note = Annotation(type: .note, pageIndex: 0, bbox: Rect(left: 10, top: 10, width: 20, height: 20))
         note.text = AnnotationText(value: "flat")
         let flattened = try PDFDocument(
@@ -150,7 +154,7 @@ struct PDFApplyTests {
     }
 
     @Test func anAnnotationOnAMissingPageIsRefused() throws {
-        let document = try PDFDocument(data: Corpus.data(path: WriterFixtures.plainPDF))
+        let document = try PDFDocument(data: WriterFixtures.plainPDF)
         let note = Annotation(type: .note, pageIndex: 7, bbox: Rect(left: 10, top: 10, width: 20, height: 20))
         #expect {
             try document.applying(InstantDocumentJSON(annotations: [note]))

@@ -1,15 +1,12 @@
 import Foundation
 import InstantJSON
+import InstantTesting
 import Testing
 
 @testable import InstantPDF
 
 @Suite("PDF writer: records into a PDF as an incremental update")
 struct PDFWriterTests {
-    static func open(_ path: String) throws -> PDFDocument {
-        try PDFDocument(data: Corpus.data(Corpus.Entry(path: path, open: "ok")))
-    }
-
     static func everyTypeRecords() -> InstantDocumentJSON {
         let attachment = Attachment(data: WriterFixtures.jpeg, contentType: "image/jpeg")
         var records = InstantDocumentJSON(annotations: WriterFixtures.everyType(jpegKey: attachment.key))
@@ -19,7 +16,7 @@ struct PDFWriterTests {
 
     /// Every type written as a new annotation reads back as the same record (up to its new id).
     @Test func everyTypeRoundTrips() throws {
-        let original = try Self.open(WriterFixtures.plainPDF)
+        let original = try PDFDocument(data: WriterFixtures.plainPDF)
         let records = Self.everyTypeRecords()
         let written = try original.writing(records, attachments: [records.attachments.keys.first!: WriterFixtures.jpeg])
         let reread = try PDFDocument(data: written)
@@ -37,7 +34,7 @@ struct PDFWriterTests {
 
     /// The update leaves the original bytes untouched and chains to them.
     @Test func updateIsIncremental() throws {
-        let bytes = try Corpus.data(Corpus.Entry(path: WriterFixtures.plainPDF, open: "ok"))
+        let bytes = WriterFixtures.plainPDF
         let original = try PDFDocument(data: bytes)
         let written = try original.writing(Self.everyTypeRecords())
         #expect(written.prefix(bytes.count) == bytes)
@@ -53,7 +50,7 @@ struct PDFWriterTests {
 
     /// A file whose newest cross-reference section is a stream gets a stream.
     @Test func streamFilesGetAStream() throws {
-        let bytes = try Corpus.data(Corpus.Entry(path: WriterFixtures.streamPDF, open: "ok"))
+        let bytes = WriterFixtures.streamPDF
         let original = try PDFDocument(data: bytes)
         var note = WriterFixtures.base(.note, "n", left: 10, top: 10, width: 20, height: 20)
         note.text = AnnotationText(value: "hi")
@@ -68,29 +65,34 @@ struct PDFWriterTests {
     /// Unchanged originals are not written again; changed ones keep their number; missing ones
     /// are deleted and their objects freed.
     @Test func originalsChangeInPlaceOrAreDeleted() throws {
-        let path = "pdfium/testing/resources/annotation_stamp_with_ap.pdf"
-        let original = try Self.open(path)
+        let original = try PDFDocument(data: TestPDF.annotated())
         var records = original.originalRecords()
-        try #require(records.annotations.count == 2)
         let unchanged = try original.incrementalUpdate(records)
         #expect(!String(decoding: unchanged, as: UTF8.self).contains(" obj"))
 
-        let kept = records.annotations[0]
-        let deleted = records.annotations[1]
-        records.annotations = [kept]
-        records.annotations[0].note = "changed"
+        // The ink changes, the note (with its popup) goes, the highlight stays as it is.
+        let deleted = try #require(records.annotations.first { $0.type == .note })
+        var kept = try #require(records.annotations.first { $0.type == .ink })
+        kept.note = "changed"
+        records.annotations = records.annotations.compactMap {
+            $0.id == deleted.id ? nil : $0.id == kept.id ? kept : $0
+        }
         let reread = try PDFDocument(data: original.writing(records))
         let read = reread.annotations()
-        #expect(read.map(\.pdfObjectId) == [kept.pdfObjectId])
-        #expect(read.first?.note == "changed")
-        #expect(read.first?.stampType == kept.stampType)
-        let freed = PDFReference(number: deleted.pdfObjectId!, generation: 0)
-        #expect(reread.object(freed) == .null)
+        #expect(read.map(\.type) == [.highlight, .ink])
+        #expect(read.map(\.pdfObjectId) == [nil, kept.pdfObjectId])
+        #expect(read.first?.note == "Highlight comment")
+        #expect(read.last?.note == "changed")
+        #expect(read.last?.lines == kept.lines)
+        // The note and its popup (object 6) are freed.
+        for number in [try #require(deleted.pdfObjectId), 6] {
+            #expect(reread.object(PDFReference(number: number, generation: 0)) == .null)
+        }
     }
 
     /// Comments become replies (`/IRT`) with popups and read back as the thread.
     @Test func commentsBecomeReplies() throws {
-        let original = try Self.open(WriterFixtures.plainPDF)
+        let original = try PDFDocument(data: WriterFixtures.plainPDF)
         var root = WriterFixtures.base(.rectangle, "root", left: 100, top: 100)
         root.strokeColor = RGBColor(red: 0, green: 0, blue: 0)
         root.strokeWidth = 1
@@ -111,7 +113,7 @@ struct PDFWriterTests {
 
     /// Form values go into their fields.
     @Test func formValuesAreWritten() throws {
-        let original = try Self.open("pdfium/testing/resources/text_form_multiple.pdf")
+        let original = try PDFDocument(data: TestPDF.form())
         var records = original.originalRecords()
         let name = try #require(records.formFields.first { $0.kind == .text }?.name)
         let index = try #require(records.formFieldValues.firstIndex { $0.name == name })
@@ -125,7 +127,7 @@ struct PDFWriterTests {
 
     /// Flattening draws the annotations into the page and removes them.
     @Test func flattenDrawsIntoThePage() throws {
-        let original = try Self.open(WriterFixtures.plainPDF)
+        let original = try PDFDocument(data: WriterFixtures.plainPDF)
         let written = try original.writing(Self.everyTypeRecords(), options: .init(flatten: true))
         let reread = try PDFDocument(data: written)
         let remaining = reread.annotations()
@@ -137,15 +139,15 @@ struct PDFWriterTests {
         #expect(drawn.components(separatedBy: " Do").count - 1 == Self.everyTypeRecords().annotations.count - 2)
     }
 
-    /// Encrypted files stay encrypted with their handler: RC4, AES-128 with a user password, and
-    /// AES-256 (R6) opened with its owner password.
+    /// Encrypted files stay encrypted with their handler: RC4 with an empty user password,
+    /// AES-128 with a user password, and AES-256 (R6) opened with its owner password.
     @Test(arguments: [
-        ("pypdf/resources/encryption/r3-empty-password.pdf", ""),
-        ("pypdf/resources/encryption/r4-aes-user-password.pdf", "asdfzxcv"),
-        ("pypdf/resources/encryption/r6-user-password.pdf", "asdfzxcv"),
+        (EncryptedFixtures.Method.rc4, "", ""),
+        (.aes128, "asdfzxcv", "asdfzxcv"),
+        (.aes256, "asdfzxcv", "owner-secret"),
     ])
-    func encryptedFilesStayEncrypted(path: String, password: String) throws {
-        let bytes = try Corpus.data(Corpus.Entry(path: path, open: "ok"))
+    func encryptedFilesStayEncrypted(method: EncryptedFixtures.Method, userPassword: String, password: String) throws {
+        let bytes = try EncryptedFixtures.make(method, userPassword: userPassword, ownerPassword: "owner-secret")
         let original = try PDFDocument(data: bytes, password: password)
         var note = WriterFixtures.base(.note, "secret", left: 10, top: 10, width: 20, height: 20)
         note.text = AnnotationText(value: "Encrypted text")
@@ -163,9 +165,9 @@ struct PDFWriterTests {
     /// dictionary. Adding a note to that "page" would rewrite the dictionary and lock the file;
     /// it is refused instead.
     @Test func theEncryptionDictionaryIsNeverRewritten() throws {
-        var bytes = try Corpus.data(Corpus.Entry(path: "pypdf/resources/encryption/r3-empty-password.pdf", open: "ok"))
-        let kids = try #require(bytes.range(of: Data("/Kids [ 6 0 R ]".utf8)))
-        bytes.replaceSubrange(kids, with: Data("/Kids [15 0 R ]".utf8))
+        var bytes = try EncryptedFixtures.make(.rc4, userPassword: "", ownerPassword: "owner-secret")
+        let kids = try #require(bytes.range(of: Data("/Kids [\(EncryptedFixtures.pageNumber) 0 R]".utf8)))
+        bytes.replaceSubrange(kids, with: Data("/Kids [\(EncryptedFixtures.encryptionNumber) 0 R]".utf8))
         let document = try PDFDocument(data: bytes)
         try #require(document.pageCount == 1)
         var note = WriterFixtures.base(.note, "n", left: 10, top: 10)
@@ -233,7 +235,7 @@ struct PDFWriterTests {
 
     /// A record on a page the PDF does not have is a clear error.
     @Test func recordOnMissingPageIsAnError() throws {
-        let original = try Self.open(WriterFixtures.plainPDF)
+        let original = try PDFDocument(data: WriterFixtures.plainPDF)
         var note = WriterFixtures.base(.note, "n", left: 10, top: 10)
         note.pageIndex = 3
         #expect {

@@ -1,5 +1,6 @@
 import Foundation
 import InstantJSON
+import InstantTesting
 import Testing
 
 @testable import InstantPDF
@@ -30,7 +31,7 @@ struct PDFWriterToolTests {
     }
 
     static func everyTypeFile(flatten: Bool = false) throws -> (document: PDFDocument, data: Data) {
-        let original = try PDFWriterTests.open(WriterFixtures.plainPDF)
+        let original = try PDFDocument(data: WriterFixtures.plainPDF)
         let records = PDFWriterTests.everyTypeRecords()
         let data = try original.writing(
             records, attachments: records.attachments.mapValues(\.data), options: .init(flatten: flatten))
@@ -67,7 +68,7 @@ struct PDFWriterToolTests {
 
     /// Every annotated corpus file that qpdf finds clean is still clean with all its annotations
     /// written again.
-    @Test func qpdfFindsCorpusRewritesClean() throws {
+    @Test(.corpus) func qpdfFindsCorpusRewritesClean() throws {
         var problems: [String] = []
         var checked = 0
         for entry in CorpusRewrite.annotatedEntries {
@@ -138,7 +139,7 @@ struct PDFWriterToolTests {
     /// editable file and in the flattened one.
     @Test(arguments: [false, true])
     func pdftoppmDrawsAnnotationsWhereTheirBBoxSays(flatten: Bool) throws {
-        let original = try PDFWriterTests.open(WriterFixtures.plainPDF)
+        let original = try PDFDocument(data: WriterFixtures.plainPDF)
         var rectangle = WriterFixtures.base(.rectangle, "box", left: 100, top: 600, width: 120, height: 80)
         rectangle.strokeColor = RGBColor(red: 255, green: 0, blue: 0)
         rectangle.fillColor = RGBColor(red: 255, green: 0, blue: 0)
@@ -171,7 +172,8 @@ struct PDFWriterToolTests {
 extension PDFWriterToolTests {
     /// A text field's new value shows when Poppler renders the page (`/NeedAppearances`).
     @Test func pdftoppmShowsANewFormValue() throws {
-        let original = try PDFWriterTests.open("pdfium/testing/resources/text_form_multiple.pdf")
+        let form = TestPDF.form()
+        let original = try PDFDocument(data: form)
         var records = original.originalRecords()
         let index = try #require(records.formFieldValues.firstIndex { $0.name == "Text Box" })
         records.formFieldValues[index] = FormFieldValue(name: "Text Box", value: "HELLO WORLD")
@@ -191,8 +193,7 @@ extension PDFWriterToolTests {
             }
             return dark
         }
-        let before = try darkPixelsInField(
-            try Corpus.data(Corpus.Entry(path: "pdfium/testing/resources/text_form_multiple.pdf", open: "ok")))
+        let before = try darkPixelsInField(form)
         let after = try darkPixelsInField(try original.writing(records))
         #expect(before == 0)
         #expect(after > 50, "the value's glyphs are drawn in the field: \(after) dark pixels")

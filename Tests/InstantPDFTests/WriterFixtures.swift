@@ -1,13 +1,14 @@
 import Foundation
 import InstantJSON
 import InstantPDF
+import InstantTesting
 
 /// Records of every annotation type, with the members the reader gives back, for writer tests.
 enum WriterFixtures {
-    /// A one-page corpus file without annotations, with a classic cross-reference table (A4).
-    static let plainPDF = "pdfium/testing/resources/bug_182.pdf"
-    /// A one-page corpus file whose cross-reference section is a stream.
-    static let streamPDF = "pdfium/testing/resources/bug_1029.pdf"
+    /// A one-page US Letter file without annotations, with a classic cross-reference table.
+    static let plainPDF = TestPDF.make(pageCount: 1, title: "Writer test page", contentSize: 64)
+    /// A one-page US Letter file without annotations whose cross-reference section is a stream.
+    static let streamPDF = TestPDF.make(pageCount: 1, title: "Writer test page", crossReference: .stream)
 
     static func base(
         _ type: AnnotationType, _ id: String, left: Double, top: Double, width: Double = 80, height: Double = 40
@@ -23,7 +24,7 @@ enum WriterFixtures {
         return annotation
     }
 
-    /// One record of every type the writer writes, spread over an A4 page; `jpeg` is the image.
+    /// One record of every type the writer writes, spread over a page; `jpeg` is the image.
     static func everyType(jpegKey: String) -> [Annotation] {
         var records: [Annotation] = []
         var note = base(.note, "note", left: 20, top: 20, width: 24, height: 24)

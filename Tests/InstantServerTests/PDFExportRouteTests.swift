@@ -11,8 +11,7 @@ import Testing
 @Suite("PDF export routes")
 struct PDFExportRouteTests {
     @Test func layerRecordsAreWrittenIntoThePDF() async throws {
-        let pdf = try Data(
-            contentsOf: PDFImportTests.corpus.appendingPathComponent("samplefiles/024-annotations/annotated_pdf.pdf"))
+        let pdf = TestPDF.annotated()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await ServerHarness(directory: directory.url).run { client in
@@ -27,7 +26,8 @@ struct PDFExportRouteTests {
             _ = try await client.json(.post, "/api/documents/\(id)/layers", ["name": "review"])
             _ = try await client.json(
                 .post, "/api/documents/\(id)/layers/review/annotations", ["content": noteContent(id: "added")])
-            _ = try await client.request(.delete, "/api/documents/\(id)/layers/review/annotations/p0a1")
+            // The highlight, written directly into /Annots: its id is its position.
+            _ = try await client.request(.delete, "/api/documents/\(id)/layers/review/annotations/p0a2")
             let layerPDF = try await client.request(.get, "/api/documents/\(id)/layers/review/pdf")
             let written = try PDFDocument(data: layerPDF.body)
             #expect(written.annotations().map(\.type) == [.note, .ink, .note])

@@ -1,19 +1,17 @@
 import Foundation
+import InstantPDF
+import InstantTesting
 import Testing
 
 @testable import InstantServer
 
-/// Uploads of real PDFs: the server reads them with InstantPDF and serves their own annotations
-/// as the base records.
-@Suite("Uploads of real PDFs")
+/// Uploads of PDFs with annotations, a form or encryption: the server reads them with InstantPDF
+/// and serves their own annotations and form values as the base records.
+@Suite("Uploads of PDFs with annotations, forms or encryption")
 struct PDFImportTests {
-    static let corpus = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/pdf-corpus")
-
     @Test func annotationsOfAnUploadedPDFBecomeRecords() async throws {
-        let pdf = try Data(
-            contentsOf: Self.corpus.appendingPathComponent("samplefiles/024-annotations/annotated_pdf.pdf"))
+        let pdf = TestPDF.annotated()
+        let pdfId = try #require(try PDFDocument(data: pdf).originalRecords().pdfId)
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await ServerHarness(directory: directory.url).run { client in
@@ -21,13 +19,12 @@ struct PDFImportTests {
             let annotations = try await client.request(.get, "/api/documents/\(id)/annotations")
             #expect(annotations.status == .ok)
             let records = annotations.data?["annotations"]?.arrayValue ?? []
-            #expect(records.compactMap { $0["id"]?.stringValue } == ["p0a0", "p0a1", "p0a2"])
-            #expect(
-                records.compactMap { $0["content"]?["type"]?.stringValue } == [
-                    "pspdfkit/note", "pspdfkit/markup/highlight", "pspdfkit/ink",
-                ])
+            let types = records.reduce(into: [String: String]()) { types, record in
+                types[record["id"]?.stringValue ?? ""] = record["content"]?["type"]?.stringValue
+            }
+            #expect(types == ["5": "pspdfkit/note", "p0a2": "pspdfkit/markup/highlight", "7": "pspdfkit/ink"])
             let exported = try await client.request(.get, "/api/documents/\(id)/document.json")
-            #expect(exported.json?["pdfId"]?["permanent"]?.stringValue == "YGBI5CqHEQZ2pCO2ItxWYg==")
+            #expect(exported.json?["pdfId"]?["permanent"]?.stringValue == pdfId.permanent)
             // A new named layer starts from the base records.
             #expect(try await client.json(.post, "/api/documents/\(id)/layers", ["name": "review"]).status == .ok)
             let layer = try await client.request(.get, "/api/documents/\(id)/layers/review/annotations")
@@ -36,20 +33,21 @@ struct PDFImportTests {
     }
 
     @Test func formFieldsAndValuesOfAnUploadedForm() async throws {
-        let pdf = try Data(contentsOf: Self.corpus.appendingPathComponent("pdfium/testing/resources/text_form.pdf"))
+        let pdf = TestPDF.form()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await ServerHarness(directory: directory.url).run { client in
             let id = try await client.upload(pdf)
             let values = try await client.request(.get, "/api/documents/\(id)/form-field-values")
             #expect(values.status == .ok)
-            #expect(values.data?["formFieldValues"]?.arrayValue?.first?["name"]?.stringValue == "Text Box")
+            let fieldValues = values.data?["formFieldValues"]?.arrayValue ?? []
+            #expect(fieldValues.compactMap { $0["name"]?.stringValue }.sorted() == ["Filled Box", "Text Box"])
+            #expect(fieldValues.first { $0["name"]?.stringValue == "Filled Box" }?["value"]?.stringValue == "Filled in")
         }
     }
 
     @Test func encryptedAndDamagedUploadsAreRefusedWithTheReason() async throws {
-        let encrypted = try Data(
-            contentsOf: Self.corpus.appendingPathComponent("pypdf/resources/encryption/r4-aes-user-password.pdf"))
+        let encrypted = TestPDF.passwordProtected()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await ServerHarness(directory: directory.url).run { client in

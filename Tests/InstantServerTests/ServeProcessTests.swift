@@ -302,7 +302,8 @@ struct ServeProcessTests {
     @Test func offlineExportWritesInstantJSONIntoAPDF() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let source = PDFImportTests.corpus.appendingPathComponent("pdfium/testing/resources/polygon_annot.pdf")
+        let source = directory.url.appendingPathComponent("annotated.pdf")
+        try TestPDF.annotated().write(to: source)
         let originals = try PDFDocument(contentsOf: source).originalRecords().annotations
         let deleted = try #require(originals.first?.pdfObjectId)
         let changes = directory.url.appendingPathComponent("changes.json")
