@@ -90,6 +90,17 @@ struct PDFWriterTests {
         }
     }
 
+    /// Deleting an annotation without a popup leaves the page's direct annotations (dictionaries
+    /// written into `/Annots` itself) where they are.
+    @Test func deletingAnAnnotationWithoutPopupKeepsDirectOnes() throws {
+        let original = try PDFDocument(data: TestPDF.annotated())
+        var records = original.originalRecords()
+        let ink = try #require(records.annotations.first { $0.type == .ink })
+        records.annotations.removeAll { $0.id == ink.id }
+        let read = try PDFDocument(data: original.writing(records)).annotations()
+        #expect(read.map(\.type) == [.note, .highlight])
+    }
+
     /// Comments become replies (`/IRT`) with popups and read back as the thread.
     @Test func commentsBecomeReplies() throws {
         let original = try PDFDocument(data: WriterFixtures.plainPDF)

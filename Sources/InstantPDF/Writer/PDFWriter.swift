@@ -113,7 +113,12 @@ struct PDFWriter {
         let reference = reference(number)
         let popup = document.resolve(update.current(reference)).dictionaryValue?["Popup"]?.referenceValue
         var list = try pageAnnots(pageIndex)
-        list.removeAll { $0.referenceValue?.number == number || $0.referenceValue == popup }
+        // Direct dictionaries in /Annots have no reference: only the annotation's own entry and
+        // its popup's (when it has one) go.
+        list.removeAll { entry in
+            guard let entry = entry.referenceValue else { return false }
+            return entry.number == number || entry == popup
+        }
         annots[pageIndex] = list
         if free {
             freed.insert(number)
