@@ -65,6 +65,7 @@ public func buildInstantRouters(
         verifier = try await ClientTokenVerifier(configuration: jwt, storage: storage)
     }
     let router = Router(context: InstantRequestContext.self)
+    router.add(middleware: ResponseSecurityHeadersMiddleware())
     router.add(middleware: RequestLoggingMiddleware())
     router.add(middleware: MetricsMiddleware(registry: metrics))
     router.add(middleware: ErrorMiddleware())
