@@ -136,6 +136,9 @@ public func buildInstantRouters(
         }
     }
 
+    // After every route: it wraps only the router's 404 answer.
+    router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
+
     let webSocketRouter = Router(context: InstantRequestContext.self)
     let listening = webSocketRouter.group("i/d/{documentID}")
     for layer in [listening, listening.group("l/{layerName}")] {
