@@ -6,7 +6,8 @@ import Logging
 import Prometheus
 
 /// Builds the Instant server: the REST API for the user's backend on `/api/...` (API token), the
-/// client routes on `/i/...` (JWT) and `/healthcheck`.
+/// client routes on `/i/...` (JWT) and `/healthcheck`, on connections held to
+/// ``InstantServerConfiguration/httpLimits``.
 ///
 /// - Parameters:
 ///   - configuration: Address, tokens, keys and limits.
@@ -36,10 +37,7 @@ public func buildInstantApplication(
     )
     return Application(
         router: routers.http,
-        server: .instantHTTP1(
-            listening: routers.listening,
-            configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))
-        ),
+        server: .guardedHTTP1(listening: routers.listening, configuration: configuration, logger: logger),
         configuration: .init(
             address: .hostname(configuration.hostname, port: configuration.port),
             serverName: "OpenInstant"
@@ -68,6 +66,7 @@ public func buildInstantRouters(
         verifier = try await ClientTokenVerifier(configuration: jwt, storage: storage)
     }
     let router = Router(context: InstantRequestContext.self)
+    router.add(middleware: ResponseSecurityHeadersMiddleware())
     router.add(middleware: RequestLoggingMiddleware())
     router.add(middleware: MetricsMiddleware(registry: metrics))
     router.add(middleware: ErrorMiddleware())
@@ -138,6 +137,9 @@ public func buildInstantRouters(
         }
     }
 
+    // After every route: it wraps only the router's 404 answer.
+    router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
+
     let listening = ListeningEndpoint(
         admit: { request, _ in await api.admitListener(request, verifier: clientVerifier) },
         listen: { session, inbound, outbound in
@@ -153,16 +155,4 @@ public struct ListeningEndpoint: Sendable {
     let admit: @Sendable (Request, Logger) async -> ListeningSession?
     /// Serves a listening WebSocket.
     let listen: @Sendable (ListeningSession, WebSocketInboundStream, WebSocketOutboundWriter) async throws -> Void
-}
-
-extension HTTPServerBuilder {
-    /// HTTP/1.1 with the listening WebSocket: upgrade requests the endpoint admits become
-    /// listeners, the others are answered by the HTTP routes.
-    static func instantHTTP1(
-        listening: ListeningEndpoint, configuration: HTTP1WebSocketUpgradeChannel.Configuration
-    ) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in
-            ListeningUpgradeChannel(responder: responder, configuration: configuration, listening: listening)
-        }
-    }
 }

@@ -38,6 +38,7 @@ public final class InstantTestServer: Sendable {
     ///   - maxBodySize: The request body limit of the backend API.
     ///   - clientLimits: The limits of client routes.
     ///   - longPollTimeout: How long a long-poll waits before answering with no change.
+    ///   - httpLimits: The connections' timeouts and limits.
     public static func start(
         storage: any InstantStorage,
         importer: any DocumentImporter,
@@ -45,9 +46,10 @@ public final class InstantTestServer: Sendable {
         apiAuthToken: String = UUID().uuidString,
         maxBodySize: Int = 64 * 1024 * 1024,
         clientLimits: ClientLimits = ClientLimits(),
-        longPollTimeout: Duration = .seconds(50)
+        longPollTimeout: Duration = .seconds(50),
+        httpLimits: HTTPLimits = HTTPLimits()
     ) async throws -> InstantTestServer {
-        let configuration = InstantServerConfiguration(
+        var configuration = InstantServerConfiguration(
             hostname: "127.0.0.1",
             port: 0,
             apiAuthToken: apiAuthToken,
@@ -56,6 +58,7 @@ public final class InstantTestServer: Sendable {
             clientLimits: clientLimits,
             longPollTimeout: longPollTimeout
         )
+        configuration.httpLimits = httpLimits
         var logger = Logger(label: "instant.test-server")
         logger.logLevel = .warning
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)

@@ -59,6 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Client limits")
     var clientLimits: ClientLimitOptions
+    @OptionGroup(title: "Connection limits") var httpLimitOptions: HTTPLimitOptions
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -118,7 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory
         )
         let storage = try location.open()
-        let configuration = InstantServerConfiguration(
+        var configuration = InstantServerConfiguration(
             hostname: hostname,
             port: port,
             apiAuthToken: apiToken,
@@ -126,6 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
             maxBodySize: maxBodySize,
             clientLimits: try clientLimits.limits(environment: environment)
         )
+        configuration.httpLimits = try httpLimitOptions.limits(environment: environment)
         let credentials = development
         let printKeyHint = usesDevelopmentKey
         let printToken = usesDevelopmentToken

@@ -94,7 +94,7 @@ struct OpenAPIDocumentTests {
             importer: InstantPDFImporter()
         )
         let served = Set(
-            (routers.http.routes + routers.webSocket.routes).map {
+            routers.http.routes.map {
                 Self.signature($0.method.rawValue, $0.path.description)
             })
         let documented = operations.map { Self.signature($0.method, $0.path) }

@@ -51,15 +51,42 @@ public struct Attachment: Hashable, Sendable {
         self.init(data: data, contentType: contentType)
     }
 
+    /// The longest content type accepted, in characters (RFC 6838 allows 127 for a type and as many for
+    /// a subtype; parameters share the rest).
+    public static let maxContentTypeLength = 255
+
     /// Why a content type is not acceptable, or `nil` if it is: it must be a MIME type
-    /// `type/subtype` of token characters, optionally with parameters.
+    /// `type/subtype` of ASCII token characters (RFC 9110), each name at most 127 characters,
+    /// optionally with parameters of printable ASCII, at most ``maxContentTypeLength`` characters in
+    /// all.
     public static func validateContentType(_ contentType: String) -> String? {
-        let essence = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-        let parts = essence.trimmingCharacters(in: .whitespaces).split(separator: "/", omittingEmptySubsequences: false)
-        let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~").union(.alphanumerics)
-        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.unicodeScalars.allSatisfy(token.contains) }) else {
-            return "expected a MIME content type such as \"image/png\", found \"\(contentType.prefix(60))\""
+        let shown = "\"\(contentType.prefix(60))\"\(contentType.count > 60 ? "…" : "")"
+        guard contentType.utf8.count <= maxContentTypeLength else {
+            return
+                "expected a content type of at most \(maxContentTypeLength) characters, found \(contentType.utf8.count)"
+        }
+        let essenceEnd = contentType.firstIndex(of: ";") ?? contentType.endIndex
+        let parts = contentType[..<essenceEnd].trimmingCharacters(in: .whitespaces)
+            .split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ (1...127).contains($0.utf8.count) && $0.utf8.allSatisfy(isToken) })
+        else {
+            return "expected a MIME content type such as \"image/png\", found \(shown)"
+        }
+        // Parameters: visible ASCII, spaces and tabs; no control characters.
+        guard contentType[essenceEnd...].utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
+            return "expected content type parameters of printable ASCII, found \(shown)"
         }
         return nil
+    }
+
+    /// Whether a byte is a token character of RFC 9110 (letters, digits and ``!#$%&'*+-.^_`|~``).
+    private static func isToken(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 }

@@ -3,13 +3,18 @@ import Hummingbird
 
 /// Responses for immutable bytes with an entity tag and single byte ranges (RFC 9110).
 enum ByteRangeResponse {
-    static func make(data: Data, contentType: String, etag: String, request: Request) throws -> Response {
+    /// The answer to `request` for `data`: all of it, the one range asked for, or 304 when the
+    /// client has it; `disposition` is the `Content-Disposition`, if any.
+    static func make(data: Data, contentType: String, disposition: String? = nil, etag: String, request: Request)
+        throws -> Response
+    {
         var headers: HTTPFields = [
             .contentType: contentType,
             .eTag: etag,
             .acceptRanges: "bytes",
             .cacheControl: "private, max-age=0, must-revalidate",
         ]
+        if let disposition { headers[.contentDisposition] = disposition }
         if let match = request.headers[.ifNoneMatch],
             match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }
             )

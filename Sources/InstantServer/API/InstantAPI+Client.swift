@@ -174,6 +174,7 @@ extension InstantAPI {
     {
         let (_, documentID, _) = try await authorizeClient(request, context, verifier: verifier, anyOf: ["write"])
         let expected = try identifier("attachmentID", context, what: "attachment id").lowercased()
+        let contentType = try AttachmentContentType.declared(by: request)
         _ = try await requireDocument(documentID)
         let data = try await body(
             request,
@@ -186,7 +187,6 @@ extension InstantAPI {
                 "The body's SHA-256 is \(actual), not \(expected): the path must name the attachment by the hash of its bytes."
             )
         }
-        let contentType = request.headers[.contentType] ?? "application/octet-stream"
         try await storage.putAttachment(documentID: documentID, data: data, contentType: contentType)
         return Self.data([
             "id": .string(actual), "contentType": .string(contentType), "byteSize": .integer(Int64(data.count)),

@@ -192,16 +192,17 @@ extension InstantAPI {
     func uploadAttachment(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let id = try documentID(context)
         _ = try await requireDocument(id)
+        let contentType = try AttachmentContentType.declared(by: request)
         let data = try await body(request)
         guard !data.isEmpty else { throw APIError.badRequest("The attachment is empty.") }
-        let contentType = request.headers[.contentType] ?? "application/octet-stream"
         let sha = try await storage.putAttachment(documentID: id, data: data, contentType: contentType)
         return Self.data([
             "id": .string(sha), "contentType": .string(contentType), "byteSize": .integer(Int64(data.count)),
         ])
     }
 
-    /// `GET .../attachments/{attachmentID}`: the bytes, with their content type and an ETag.
+    /// `GET .../attachments/{attachmentID}`: the bytes, with their content type and an ETag; only
+    /// images are shown inline (see ``AttachmentContentType``).
     func downloadAttachment(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let id = try documentID(context)
         let attachmentID = try identifier("attachmentID", context, what: "attachment id")
@@ -209,9 +210,11 @@ extension InstantAPI {
         guard let attachment = try await storage.attachment(documentID: id, sha256: attachmentID.lowercased()) else {
             throw APIError.notFound("The document '\(id)' has no attachment '\(attachmentID)'.")
         }
+        let served = AttachmentContentType.served(stored: attachment.contentType, id: attachment.sha256)
         return try ByteRangeResponse.make(
             data: attachment.data,
-            contentType: attachment.contentType,
+            contentType: served.contentType,
+            disposition: served.disposition,
             etag: "\"\(attachment.sha256)\"",
             request: request
         )

@@ -74,7 +74,15 @@ struct InstantJSONImport {
                     throw .unprocessable(problem)
                 }
                 let contentType = entry["contentType"]?.stringValue ?? "application/octet-stream"
-                attachments.append((bytes, contentType))
+                if let rule = Attachment.validateContentType(contentType) {
+                    let problem = "\(path).contentType: \(rule)"
+                    if lenient {
+                        problems.append(problem)
+                        continue
+                    }
+                    throw .unprocessable(problem)
+                }
+                attachments.append((bytes, AttachmentContentType.normalized(contentType)))
             }
         }
     }

@@ -1,0 +1,31 @@
+import HTTPTypes
+import Hummingbird
+
+/// The headers that keep browsers from running what the server returns:
+/// `X-Content-Type-Options: nosniff` (a browser takes each answer for the type it declares and
+/// never guesses script or HTML from its bytes) and a `Content-Security-Policy` that allows
+/// nothing (no scripts, styles, images or frames are loaded for an answer a browser shows) and
+/// sandboxes the answer in an origin of its own. The server answers JSON and files, never pages,
+/// so no answer needs more: attachments and PDFs a browser opens are shown (images) or downloaded,
+/// but never run on the server's origin.
+enum ResponseSecurityHeaders {
+    /// The `Content-Security-Policy` of every answer.
+    static let contentSecurityPolicy = "default-src 'none'; sandbox"
+
+    /// The headers, as every answer carries them.
+    static let fields: HTTPFields = [
+        .xContentTypeOptions: "nosniff",
+        .contentSecurityPolicy: contentSecurityPolicy,
+    ]
+}
+
+/// Puts ``ResponseSecurityHeaders`` on every answer of the router.
+struct ResponseSecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        var response = try await next(request, context)
+        for field in ResponseSecurityHeaders.fields { response.headers[field.name] = field.value }
+        return response
+    }
+}
