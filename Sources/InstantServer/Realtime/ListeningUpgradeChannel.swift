@@ -36,6 +36,8 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     struct Value: ServerChildChannelValue {
         let upgradeResult: EventLoopFuture<UpgradeResult>
         let channel: any Channel
+        /// The head of an upgrade request that was refused (NIO does not pass it on).
+        let refusedUpgrade: NIOLockedValueBox<HTTPRequest?>
     }
 
     /// The context of a listening WebSocket's handler.
@@ -53,14 +55,22 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let admitted = NIOLockedValueBox<ListeningSession?>(nil)
+            let refused = NIOLockedValueBox<HTTPRequest?>(nil)
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
                 maxFrameSize: configuration.ws.maxFrameSize,
                 shouldUpgrade: { channel, head in
                     let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
                     promise.completeWithTask {
-                        guard let request = try? HTTPRequest(head, secure: false, splitCookie: false),
-                            let session = await listening.admit(Request(head: request, body: .init(buffer: .init())), logger)
-                        else { return nil }
+                        guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else {
+                            return nil
+                        }
+                        guard
+                            let session = await listening.admit(
+                                Request(head: request, body: .init(buffer: .init())), logger)
+                        else {
+                            refused.withLockedValue { $0 = request }
+                            return nil
+                        }
                         admitted.withLockedValue { $0 = session }
                         return HTTPHeaders()
                     }
@@ -111,7 +121,21 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             pipeline.decoderConfiguration.maxHeaderFieldCount = http1.httpDecoder.maxHeaderFieldCount
             let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
                 configuration: pipeline)
-            return Value(upgradeResult: result, channel: channel)
+            return Value(upgradeResult: result, channel: channel, refusedUpgrade: refused)
+        }
+    }
+
+    /// Answers a refused upgrade request with the HTTP routes (the long-poll route of its path
+    /// says why it was refused), then closes the connection: what follows the request on it was
+    /// meant for a WebSocket.
+    private func answer(_ head: HTTPRequest, on http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        async throws
+    {
+        var head = head
+        head.headerFields[.connection] = "close"
+        let request = Request(head: head, body: .init(buffer: ByteBuffer()))
+        try await http.executeThenClose { _, outbound in
+            try await responder(request, ResponseWriter(outbound: outbound), http.channel)
         }
     }
 
@@ -119,7 +143,11 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
         do {
             switch try await value.upgradeResult.get() {
             case .http(let http):
-                await handleHTTP(asyncChannel: http, logger: logger)
+                if let refused = value.refusedUpgrade.withLockedValue({ $0 }) {
+                    try await answer(refused, on: http)
+                } else {
+                    await handleHTTP(asyncChannel: http, logger: logger)
+                }
             case .webSocket(let webSocket, let session):
                 let ws = configuration.ws
                 _ = try await WebSocketHandler.handle(
