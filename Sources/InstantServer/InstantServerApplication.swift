@@ -5,7 +5,8 @@ import Logging
 import Prometheus
 
 /// Builds the Instant server: the REST API for the user's backend on `/api/...` (API token), the
-/// client routes on `/i/...` (JWT) and `/healthcheck`.
+/// client routes on `/i/...` (JWT) and `/healthcheck`, on connections held to
+/// ``InstantServerConfiguration/httpLimits``.
 ///
 /// - Parameters:
 ///   - configuration: Address, tokens, keys and limits.
@@ -35,10 +36,8 @@ public func buildInstantApplication(
     )
     return Application(
         router: routers.http,
-        server: .http1WebSocketUpgrade(
-            webSocketRouter: routers.webSocket,
-            configuration: .init(ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval)))
-        ),
+        server: .guardedHTTP1WebSocketUpgrade(
+            webSocketRouter: routers.webSocket, configuration: configuration, logger: logger),
         configuration: .init(
             address: .hostname(configuration.hostname, port: configuration.port),
             serverName: "OpenInstant"

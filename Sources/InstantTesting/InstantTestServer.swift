@@ -37,15 +37,17 @@ public final class InstantTestServer: Sendable {
     ///   - apiAuthToken: The API token; a random one by default.
     ///   - maxBodySize: The request body limit.
     ///   - longPollTimeout: How long a long-poll waits before answering with no change.
+    ///   - httpLimits: The connections' timeouts and limits.
     public static func start(
         storage: any InstantStorage,
         importer: any DocumentImporter,
         jwt: JWTConfiguration? = nil,
         apiAuthToken: String = UUID().uuidString,
         maxBodySize: Int = 64 * 1024 * 1024,
-        longPollTimeout: Duration = .seconds(50)
+        longPollTimeout: Duration = .seconds(50),
+        httpLimits: HTTPLimits = HTTPLimits()
     ) async throws -> InstantTestServer {
-        let configuration = InstantServerConfiguration(
+        var configuration = InstantServerConfiguration(
             hostname: "127.0.0.1",
             port: 0,
             apiAuthToken: apiAuthToken,
@@ -53,6 +55,7 @@ public final class InstantTestServer: Sendable {
             maxBodySize: maxBodySize,
             longPollTimeout: longPollTimeout
         )
+        configuration.httpLimits = httpLimits
         var logger = Logger(label: "instant.test-server")
         logger.logLevel = .warning
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)

@@ -56,6 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info). Env: LOG_LEVEL.")
     var logLevel: String?
 
+    @OptionGroup(title: "Connection limits") var httpLimitOptions: HTTPLimitOptions
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var logger = Logger(label: "instant")
@@ -114,13 +116,14 @@ struct ServeCommand: AsyncParsableCommand {
             dataDirectory: dataDirectory
         )
         let storage = try location.open()
-        let configuration = InstantServerConfiguration(
+        var configuration = InstantServerConfiguration(
             hostname: hostname,
             port: port,
             apiAuthToken: apiToken,
             jwt: jwt,
             maxBodySize: maxBodySize
         )
+        configuration.httpLimits = try httpLimitOptions.limits(environment: environment)
         let credentials = development
         let printKeyHint = usesDevelopmentKey
         let printToken = usesDevelopmentToken

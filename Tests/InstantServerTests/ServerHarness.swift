@@ -15,19 +15,24 @@ struct ServerHarness {
     var jwt: JWTConfiguration?
     var maxBodySize = 8 * 1024 * 1024
     var longPollTimeout: Duration = .seconds(50)
+    /// Long header and idle timeouts by default: the test client keeps one connection for the
+    /// whole test, opened before the test's first request.
+    var httpLimits = HTTPLimits(headerTimeout: .seconds(600), idleTimeout: .seconds(600))
 
     /// Runs `body` against a freshly started server; the server stops afterwards.
     func run<Value: Sendable>(_ body: @Sendable (Client) async throws -> Value) async throws -> Value {
         let storage = try SQLiteStorage(directory: directory)
+        var configuration = InstantServerConfiguration(
+            hostname: "127.0.0.1",
+            port: 0,
+            apiAuthToken: Self.apiToken,
+            jwt: jwt,
+            maxBodySize: maxBodySize,
+            longPollTimeout: longPollTimeout
+        )
+        configuration.httpLimits = httpLimits
         let app = try await buildInstantApplication(
-            configuration: InstantServerConfiguration(
-                hostname: "127.0.0.1",
-                port: 0,
-                apiAuthToken: Self.apiToken,
-                jwt: jwt,
-                maxBodySize: maxBodySize,
-                longPollTimeout: longPollTimeout
-            ),
+            configuration: configuration,
             storage: storage,
             importer: InstantPDFImporter()
         )

@@ -20,8 +20,10 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
 
     public var description: String { "\(status.code) \(reason)" }
 
+    /// The answer's body: `{"error": {"reason": "..."}}`.
+    var body: Data { JSONValue.object(["error": .object(["reason": .string(reason)])]).encoded() }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = JSONValue.object(["error": .object(["reason": .string(reason)])]).encoded()
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         if status == .unauthorized {

@@ -15,6 +15,8 @@ public struct InstantServerConfiguration: Sendable {
     public var longPollTimeout: Duration
     /// How often the server pings a listening WebSocket; a peer that does not answer is closed.
     public var webSocketPingInterval: Duration
+    /// Timeouts, the request head size limit and the connection limit of the HTTP connections.
+    public var httpLimits = HTTPLimits()
 
     /// Creates a configuration.
     public init(
