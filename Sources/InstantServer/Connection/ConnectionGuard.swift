@@ -207,6 +207,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         rearm()
     }
 
+    /// Enters the connection in the registry once it is active; a connection the registry refuses
+    /// gets 503 and is closed.
     private func register(context: ChannelHandlerContext) {
         guard !isRegistered, state == .open else { return }
         isRegistered = true
@@ -243,12 +245,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Stops the timer, if one runs.
     private func cancelTimer() {
         timer?.cancel()
         timer = nil
         timerDeadline = nil
     }
 
+    /// Ends the connection if the timeline's next expiry has passed (with 408 when a request was
+    /// cut short, silently otherwise), or waits for it again.
     private func expireIfDue() {
         guard state == .open, let next = timeline.nextExpiry else { return }
         guard next.deadline <= .now() else {

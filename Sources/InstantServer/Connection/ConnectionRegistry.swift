@@ -87,9 +87,6 @@ final class ConnectionRegistry: Sendable {
         self.logger = logger
     }
 
-    /// The number of open connections.
-    var count: Int { state.withLockedValue { $0.entries.count } }
-
     /// Registers a new connection. At the limit, the connection that has waited longest for a
     /// request is closed to make room.
     /// - Returns: `false` when the limit is reached and no connection waits: the new one must close.
