@@ -28,44 +28,41 @@ struct ClientLimitOptions: ParsableArguments {
         help: "The shortest time between presence messages of a layer, in seconds (default 1). Env: PRESENCE_INTERVAL.")
     var presenceInterval: Double?
 
+    /// Refuses bad values when the command line is parsed, before the server starts.
+    func validate() throws {
+        _ = try limits(environment: ProcessInfo.processInfo.environment)
+    }
+
     /// The limits, from the flags, else the environment, else the defaults.
     func limits(environment: [String: String]) throws -> ClientLimits {
-        let defaults = ClientLimits()
-        func count(_ flag: Int?, _ name: String, _ fallback: Int) throws -> Int {
-            if let flag { return try positive(flag, name) }
-            guard let text = environment[name] else { return fallback }
-            guard let value = Int(text) else { throw ValidationError("\(name) '\(text)' is not a whole number.") }
-            return try positive(value, name)
-        }
-        func positive(_ value: Int, _ name: String) throws -> Int {
-            guard value > 0 else { throw ValidationError("\(name) must be above 0, not \(value).") }
-            return value
-        }
-        let interval =
-            try presenceInterval
-            ?? environment["PRESENCE_INTERVAL"].map { text in
-                guard let value = Double(text) else {
-                    throw ValidationError("PRESENCE_INTERVAL '\(text)' is not seconds.")
-                }
-                return value
+        var limits = ClientLimits()
+        let counts: [(WritableKeyPath<ClientLimits, Int>, Int?, String, String)] = [
+            (\.maxSyncBodySize, maxSyncBodySize, "--max-sync-body-size", "MAX_SYNC_BODY_SIZE"),
+            (
+                \.maxAttachmentSize, maxClientAttachmentSize, "--max-client-attachment-size",
+                "MAX_CLIENT_ATTACHMENT_SIZE"
+            ),
+            (\.maxRecordSize, maxRecordSize, "--max-record-size", "MAX_RECORD_SIZE"),
+            (\.maxChangesPerPush, maxChangesPerPush, "--max-changes-per-push", "MAX_CHANGES_PER_PUSH"),
+            (
+                \.listening.maximumListenersPerToken, maxListenersPerToken, "--max-listeners-per-token",
+                "MAX_LISTENERS_PER_TOKEN"
+            ),
+            (
+                \.listening.maximumListenersPerLayer, maxListenersPerLayer, "--max-listeners-per-layer",
+                "MAX_LISTENERS_PER_LAYER"
+            ),
+        ]
+        for (field, flag, flagName, variable) in counts {
+            if let value = try LimitOption.count(flag, flagName, variable, environment) {
+                limits[keyPath: field] = value
             }
-        if let interval, !(0...3600).contains(interval) {
-            throw ValidationError("PRESENCE_INTERVAL must be from 0 to 3600 seconds, not \(interval).")
         }
-        return ClientLimits(
-            maxSyncBodySize: try count(maxSyncBodySize, "MAX_SYNC_BODY_SIZE", defaults.maxSyncBodySize),
-            maxAttachmentSize: try count(
-                maxClientAttachmentSize, "MAX_CLIENT_ATTACHMENT_SIZE", defaults.maxAttachmentSize),
-            maxRecordSize: try count(maxRecordSize, "MAX_RECORD_SIZE", defaults.maxRecordSize),
-            maxChangesPerPush: try count(maxChangesPerPush, "MAX_CHANGES_PER_PUSH", defaults.maxChangesPerPush),
-            listening: ListeningLimits(
-                maximumListenersPerToken: try count(
-                    maxListenersPerToken, "MAX_LISTENERS_PER_TOKEN", defaults.listening.maximumListenersPerToken),
-                maximumListenersPerLayer: try count(
-                    maxListenersPerLayer, "MAX_LISTENERS_PER_LAYER", defaults.listening.maximumListenersPerLayer),
-                presenceInterval: interval.map { .milliseconds(Int64($0 * 1000)) }
-                    ?? defaults.listening.presenceInterval
-            )
-        )
+        if let interval = try LimitOption.seconds(
+            presenceInterval, "--presence-interval", "PRESENCE_INTERVAL", environment, in: 0...3600)
+        {
+            limits.listening.presenceInterval = interval
+        }
+        return limits
     }
 }

@@ -49,41 +49,19 @@ struct HTTPLimitOptions: ParsableArguments {
             (\.idleTimeout, idleTimeout, "--idle-timeout", "HTTP_IDLE_TIMEOUT"),
         ]
         for (field, flag, flagName, variable) in timeouts {
-            let given =
-                try flag.map { ($0, flagName) }
-                ?? environment[variable].map { (try Self.number($0, variable), variable) }
-            guard let (seconds, name) = given else { continue }
-            guard seconds.isFinite, seconds > 0, seconds <= 86_400 else {
-                throw ValidationError("\(name) \(seconds) is not a number of seconds above 0 and at most 86400.")
+            if let value = try LimitOption.seconds(flag, flagName, variable, environment, in: 0.001...86_400) {
+                limits[keyPath: field] = value
             }
-            limits[keyPath: field] = .milliseconds(Int64((seconds * 1000).rounded(.up)))
         }
         let counts: [(WritableKeyPath<HTTPLimits, Int>, Int?, String, String)] = [
             (\.maxHeaderSize, maxHeaderSize, "--max-header-size", "MAX_HEADER_SIZE"),
             (\.maxConnections, maxConnections, "--max-connections", "MAX_CONNECTIONS"),
         ]
         for (field, flag, flagName, variable) in counts {
-            let given =
-                try flag.map { ($0, flagName) }
-                ?? environment[variable].map { (try Self.whole($0, variable), variable) }
-            guard let (count, name) = given else { continue }
-            guard count > 0 else { throw ValidationError("\(name) \(count) is not a positive whole number.") }
-            limits[keyPath: field] = count
+            if let value = try LimitOption.count(flag, flagName, variable, environment) {
+                limits[keyPath: field] = value
+            }
         }
         return limits
-    }
-
-    /// The number an environment variable holds.
-    private static func number(_ text: String, _ variable: String) throws -> Double {
-        guard let value = Double(text) else {
-            throw ValidationError("\(variable) '\(text)' is not a number of seconds.")
-        }
-        return value
-    }
-
-    /// The whole number an environment variable holds.
-    private static func whole(_ text: String, _ variable: String) throws -> Int {
-        guard let value = Int(text) else { throw ValidationError("\(variable) '\(text)' is not a whole number.") }
-        return value
     }
 }
