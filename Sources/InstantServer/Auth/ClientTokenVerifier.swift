@@ -274,14 +274,6 @@ public struct ClientTokenError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
-
-    /// The HTTP status: 401 for missing or unverifiable tokens, 403 for valid tokens that do not grant access.
-    var status: Int {
-        switch code {
-        case .wrongDocument, .wrongLayer, .permissionDenied: 403
-        default: 401
-        }
-    }
 }
 
 /// A bounded memory of verified tokens (by their text).
