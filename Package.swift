@@ -78,6 +78,7 @@ let package = Package(
             name: "InstantTesting",
             dependencies: [
                 "InstantServer",
+                "CZlib",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -134,7 +135,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "InstantPDFTests", dependencies: ["InstantPDF", "InstantJSON"]),
+        .testTarget(name: "InstantPDFTests", dependencies: ["InstantPDF", "InstantJSON", "InstantTesting"]),
         .testTarget(
             name: "InstantServerTests",
             dependencies: [
