@@ -56,6 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info). Env: LOG_LEVEL.")
     var logLevel: String?
 
+    @OptionGroup(title: "PDF processing") var pdfProcessing: PDFProcessingOptions
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var logger = Logger(label: "instant")
@@ -119,7 +121,8 @@ struct ServeCommand: AsyncParsableCommand {
             port: port,
             apiAuthToken: apiToken,
             jwt: jwt,
-            maxBodySize: maxBodySize
+            maxBodySize: maxBodySize,
+            pdfProcessing: try pdfProcessing.configuration(environment: environment)
         )
         let credentials = development
         let printKeyHint = usesDevelopmentKey

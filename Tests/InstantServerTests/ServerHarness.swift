@@ -15,6 +15,9 @@ struct ServerHarness {
     var jwt: JWTConfiguration?
     var maxBodySize = 8 * 1024 * 1024
     var longPollTimeout: Duration = .seconds(50)
+    var pdfProcessing = PDFProcessingConfiguration()
+    /// The pool of the server's PDF work; one as `pdfProcessing` says when `nil`.
+    var pdfWork: PDFWorkPool?
 
     /// Runs `body` against a freshly started server; the server stops afterwards.
     func run<Value: Sendable>(_ body: @Sendable (Client) async throws -> Value) async throws -> Value {
@@ -26,10 +29,12 @@ struct ServerHarness {
                 apiAuthToken: Self.apiToken,
                 jwt: jwt,
                 maxBodySize: maxBodySize,
-                longPollTimeout: longPollTimeout
+                longPollTimeout: longPollTimeout,
+                pdfProcessing: pdfProcessing
             ),
             storage: storage,
-            importer: InstantPDFImporter()
+            importer: InstantPDFImporter(),
+            pdfWork: pdfWork
         )
         return try await app.test(.live) { client in
             try await body(Client(client: client))

@@ -156,7 +156,7 @@ struct ImageXObject {
         var samples: [UInt8]
         do throws(PDFError) {
             samples = try StreamFilters.inflate(compressed, budget: budget, expected: expected)
-        } catch  where error.code == .limitExceeded {
+        } catch let error where error.code == .limitExceeded {
             throw error
         } catch {
             return nil

@@ -15,6 +15,8 @@ public struct InstantServerConfiguration: Sendable {
     public var longPollTimeout: Duration
     /// How often the server pings a listening WebSocket; a peer that does not answer is closed.
     public var webSocketPingInterval: Duration
+    /// The limits of reading and writing PDFs, and the worker threads that do it.
+    public var pdfProcessing: PDFProcessingConfiguration
 
     /// Creates a configuration.
     public init(
@@ -24,7 +26,8 @@ public struct InstantServerConfiguration: Sendable {
         jwt: JWTConfiguration? = nil,
         maxBodySize: Int = 256 * 1024 * 1024,
         longPollTimeout: Duration = .seconds(50),
-        webSocketPingInterval: Duration = .seconds(30)
+        webSocketPingInterval: Duration = .seconds(30),
+        pdfProcessing: PDFProcessingConfiguration = .init()
     ) {
         self.hostname = hostname
         self.port = port
@@ -33,6 +36,7 @@ public struct InstantServerConfiguration: Sendable {
         self.maxBodySize = maxBodySize
         self.longPollTimeout = longPollTimeout
         self.webSocketPingInterval = webSocketPingInterval
+        self.pdfProcessing = pdfProcessing
     }
 }
 
