@@ -91,6 +91,7 @@ let package = Package(
             name: "InstantTesting",
             dependencies: [
                 "InstantServer",
+                "CZlib",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

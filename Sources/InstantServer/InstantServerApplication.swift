@@ -16,6 +16,8 @@ import Prometheus
 ///   - logger: The server's logger.
 ///   - metrics: The registry `/metrics` serves in the Prometheus text format; request counts and
 ///     durations are recorded in it.
+///   - pdfWork: Runs uploads and exports; by default a pool as ``InstantServerConfiguration/pdfProcessing``
+///     says. The application runs it as a service, which stops its workers when the server stops.
 ///   - onServerRunning: Called with the bound port once the server listens (tests use it to learn
 ///     the port when ``InstantServerConfiguration/port`` is `0`).
 /// - Throws: ``ClientTokenError`` when the JWT key configuration is unusable.
@@ -25,15 +27,18 @@ public func buildInstantApplication(
     importer: any DocumentImporter,
     logger: Logger = Logger(label: "instant.server"),
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    pdfWork: PDFWorkPool? = nil,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     let events = LayerEvents(limits: configuration.clientLimits.listening)
+    let pdfWork = pdfWork ?? PDFWorkPool(configuration: configuration.pdfProcessing)
     let routers = try await buildInstantRouters(
         configuration: configuration,
         storage: storage,
         importer: importer,
         events: events,
-        metrics: metrics
+        metrics: metrics,
+        pdfWork: pdfWork
     )
     return Application(
         router: routers.http,
@@ -42,6 +47,7 @@ public func buildInstantApplication(
             address: .hostname(configuration.hostname, port: configuration.port),
             serverName: "OpenInstant"
         ),
+        services: [pdfWork],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger
     )
@@ -50,17 +56,19 @@ public func buildInstantApplication(
 /// Builds the routers of the Instant server (see
 /// ``buildInstantApplication(configuration:storage:importer:logger:metrics:onServerRunning:)``):
 /// the router of HTTP requests, and the listening WebSocket of `.../listen` (which decides its
-/// upgrades and serves them).
+/// upgrades and serves them). The caller runs `pdfWork` as a service of its application.
 public func buildInstantRouters(
     configuration: InstantServerConfiguration,
     storage: any InstantStorage,
     importer: any DocumentImporter,
     events: LayerEvents? = nil,
-    metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+    metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+    pdfWork: PDFWorkPool
 ) async throws -> (http: Router<InstantRequestContext>, listening: ListeningEndpoint) {
     let events = events ?? LayerEvents(limits: configuration.clientLimits.listening)
     let storage = NotifyingStorage(base: storage, events: events)
-    let api = InstantAPI(storage: storage, importer: importer, configuration: configuration, events: events)
+    let api = InstantAPI(
+        storage: storage, importer: importer, configuration: configuration, events: events, pdfWork: pdfWork)
     var verifier: ClientTokenVerifier?
     if let jwt = configuration.jwt {
         verifier = try await ClientTokenVerifier(configuration: jwt, storage: storage)

@@ -100,6 +100,8 @@ struct ExportCommand: AsyncParsableCommand {
 
     @OptionGroup var remote: RemoteServerOptions
 
+    @OptionGroup var limits: PDFLimitOptions
+
     func validate() throws {
         if sourcePDF == nil, document == nil {
             throw ValidationError("Give a document id, or --from-pdf FILE to export offline.")
@@ -107,8 +109,11 @@ struct ExportCommand: AsyncParsableCommand {
         if sourcePDF != nil {
             guard document == nil else { throw ValidationError("Give either a document id or --from-pdf, not both.") }
             guard pdf else { throw ValidationError("--from-pdf writes a PDF: add --pdf.") }
-        } else if instantJSON != nil || password != nil {
-            throw ValidationError("--instant-json and --password are for offline exports with --from-pdf.")
+        } else if instantJSON != nil || password != nil || limits.maxDecodedBytes != nil
+            || limits.maxImagePixels != nil
+        {
+            throw ValidationError(
+                "--instant-json, --password and the PDF limits are for offline exports with --from-pdf.")
         }
         if !pdf, flatten || !annotations || !comments {
             throw ValidationError("--flatten, --no-annotations and --no-comments apply to PDF exports: add --pdf.")
@@ -131,10 +136,11 @@ struct ExportCommand: AsyncParsableCommand {
 
     private func offlinePDF(_ path: String) throws -> Data {
         let source: PDFDocument
+        let limits = try limits.limits()
         do {
-            source = try PDFDocument(contentsOf: URL(fileURLWithPath: path), password: password)
+            source = try PDFDocument(contentsOf: URL(fileURLWithPath: path), password: password, limits: limits)
         } catch let error as PDFError {
-            throw ValidationError("Cannot open \(path): \(error.message)")
+            throw ValidationError("Cannot open \(path): \(PDFLimitOptions.describe(error))")
         } catch {
             throw ValidationError("Cannot read \(path): \(error.localizedDescription)")
         }
@@ -154,7 +160,7 @@ struct ExportCommand: AsyncParsableCommand {
                 changes,
                 options: PDFExportOptions(flatten: flatten, includeAnnotations: annotations, includeComments: comments))
         } catch {
-            throw ValidationError("Cannot write the PDF: \(error.message)")
+            throw ValidationError("Cannot write the PDF: \(PDFLimitOptions.describe(error))")
         }
     }
 }

@@ -55,18 +55,28 @@ struct InspectCommand: ParsableCommand {
     @Argument(help: "The PDF file.")
     var file: String
 
+    @OptionGroup var limits: PDFLimitOptions
+
     func run() throws {
         let document: PDFDocument
+        let limits = try limits.limits()
         do {
-            document = try PDFDocument(contentsOf: URL(fileURLWithPath: file))
+            document = try PDFDocument(contentsOf: URL(fileURLWithPath: file), limits: limits)
         } catch let error as PDFError {
-            print("\(file): \(error.message)")
+            print("\(file): \(PDFLimitOptions.describe(error))")
+            throw ExitCode(1)
+        }
+        let records = document.originalRecords()
+        if let exceeded = document.exceededLimit {
+            print("\(file): \(PDFLimitOptions.describe(exceeded))")
             throw ExitCode(1)
         }
         for warning in document.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
         FileHandle.standardError.write(
-            Data("\(file): \(document.pageCount) pages, title \(document.title ?? "(none)")\n".utf8))
-        FileHandle.standardOutput.write(document.originalRecords().serialized())
+            Data(
+                ("\(file): \(document.pageCount) pages, title \(document.title ?? "(none)"), "
+                    + "\(document.decodedByteCount) bytes decoded (limit \(limits.maxDecodedBytes))\n").utf8))
+        FileHandle.standardOutput.write(records.serialized())
         print()
     }
 }

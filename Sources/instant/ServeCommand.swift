@@ -60,6 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Client limits")
     var clientLimits: ClientLimitOptions
     @OptionGroup(title: "Connection limits") var httpLimitOptions: HTTPLimitOptions
+    @OptionGroup(title: "PDF processing") var pdfProcessing: PDFProcessingOptions
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -125,7 +126,8 @@ struct ServeCommand: AsyncParsableCommand {
             apiAuthToken: apiToken,
             jwt: jwt,
             maxBodySize: maxBodySize,
-            clientLimits: try clientLimits.limits(environment: environment)
+            clientLimits: try clientLimits.limits(environment: environment),
+            pdfProcessing: try pdfProcessing.configuration(environment: environment)
         )
         configuration.httpLimits = try httpLimitOptions.limits(environment: environment)
         let credentials = development

@@ -12,8 +12,9 @@ struct AppearanceTests {
 
     func appearance(_ annotation: Annotation, attachments: [String: Data] = [:]) throws -> (String, PDFDictionary) {
         let built = try #require(
-            AppearanceBuilder.appearance(
-                for: annotation, space: space, rect: space.userRect(annotation.bbox), attachments: attachments))
+            try AppearanceBuilder.appearance(
+                for: annotation, space: space, rect: space.userRect(annotation.bbox), attachments: attachments,
+                budget: DecodeBudget(limits: .default)))
         return (String(decoding: built.content, as: UTF8.self), built.resources)
     }
 
@@ -135,6 +136,33 @@ struct AppearanceTests {
         }
     }
 
+    /// PNGs of the other color types and bit depths: palettes with transparency, gray scaled up
+    /// from 4 bits or cut down from 16, gray with alpha.
+    @Test func everyColorTypeIsConverted() throws {
+        func image(_ png: Data) throws -> PDFStream {
+            var image = Annotation(type: .image, pageIndex: 0, bbox: Rect(left: 0, top: 0, width: 20, height: 10))
+            image.imageAttachmentId = "png"
+            let (_, resources) = try appearance(image, attachments: ["png": png])
+            return try #require(resources["XObject"]?.dictionaryValue?["Im0"]?.streamValue)
+        }
+        // Indexes 2, 1, 0 at 2 bits; index 1 is transparent, index 2 has no tRNS entry (opaque).
+        let palette = try image(
+            Self.png(
+                width: 3, height: 1, depth: 2, colorType: 3, rows: [0, 0b1001_0000],
+                chunks: [("PLTE", [10, 20, 30, 40, 50, 60, 70, 80, 90]), ("tRNS", [255, 0])]))
+        #expect([UInt8](palette.rawData) == [70, 80, 90, 40, 50, 60, 10, 20, 30])
+        #expect(palette.dictionary["SMask"]?.streamValue.map { [UInt8]($0.rawData) } == [255, 0, 255])
+        let gray4 = try image(Self.png(width: 2, height: 1, depth: 4, colorType: 0, rows: [0, 0xF5]))
+        #expect([UInt8](gray4.rawData) == [255, 85])
+        #expect(gray4.dictionary["ColorSpace"] == .name("DeviceGray") && gray4.dictionary["SMask"] == nil)
+        let gray16 = try image(
+            Self.png(width: 2, height: 1, depth: 16, colorType: 0, rows: [0, 0x12, 0x34, 0xAB, 0xCD]))
+        #expect([UInt8](gray16.rawData) == [0x12, 0xAB])
+        let grayAlpha = try image(Self.png(width: 2, height: 1, depth: 8, colorType: 4, rows: [0, 10, 200, 20, 100]))
+        #expect([UInt8](grayAlpha.rawData) == [10, 20])
+        #expect(grayAlpha.dictionary["SMask"]?.streamValue.map { [UInt8]($0.rawData) } == [200, 100])
+    }
+
     /// A 2×2 RGBA PNG: red and green pixels, the second column half transparent; the first row
     /// uses the Sub filter, the second the Up filter.
     static func png(width: Int, height: Int) -> Data {
@@ -142,15 +170,24 @@ struct AppearanceTests {
             1, 255, 0, 0, 255, 1, 255, 0, 129,  // Sub: (255,0,0,255), then (0,255,0,128) minus it
             2, 0, 0, 0, 0, 0, 0, 0, 0,  // Up: same as the row above
         ]
+        return png(width: width, height: height, depth: 8, colorType: 6, rows: rows)
+    }
+
+    /// A PNG of these filtered rows, with more chunks (such as a palette) before the data.
+    static func png(
+        width: Int, height: Int, depth: UInt8, colorType: UInt8, rows: [UInt8], chunks: [(String, [UInt8])] = []
+    ) -> Data {
         func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
             let length = [UInt8](withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init))
             return length + Array(type.utf8) + data + [0, 0, 0, 0]  // the reader does not check CRCs
         }
         var header = [UInt8](withUnsafeBytes(of: UInt32(width).bigEndian, Array.init))
         header += [UInt8](withUnsafeBytes(of: UInt32(height).bigEndian, Array.init))
-        header += [8, 6, 0, 0, 0]
+        header += [depth, colorType, 0, 0, 0]
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        png += chunk("IHDR", header) + chunk("IDAT", StreamFilters.deflate(rows)) + chunk("IEND", [])
+        png += chunk("IHDR", header)
+        for (type, data) in chunks { png += chunk(type, data) }
+        png += chunk("IDAT", StreamFilters.deflate(rows)) + chunk("IEND", [])
         return Data(png)
     }
 }

@@ -88,10 +88,12 @@ struct OpenAPIDocumentTests {
         let operations = try Self.operations()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let configuration = InstantServerConfiguration(hostname: "127.0.0.1", port: 0, apiAuthToken: "token")
         let routers = try await buildInstantRouters(
-            configuration: InstantServerConfiguration(hostname: "127.0.0.1", port: 0, apiAuthToken: "token"),
+            configuration: configuration,
             storage: try SQLiteStorage(directory: directory.url),
-            importer: InstantPDFImporter()
+            importer: InstantPDFImporter(),
+            pdfWork: PDFWorkPool(configuration: configuration.pdfProcessing)
         )
         let served = Set(
             routers.http.routes.map {

@@ -19,6 +19,9 @@ struct ServerHarness {
     /// Long header and idle timeouts by default: the test client keeps one connection for the
     /// whole test, opened before the test's first request.
     var httpLimits = HTTPLimits(headerTimeout: .seconds(600), idleTimeout: .seconds(600))
+    var pdfProcessing = PDFProcessingConfiguration()
+    /// The pool of the server's PDF work; one as `pdfProcessing` says when `nil`.
+    var pdfWork: PDFWorkPool?
 
     /// Runs `body` against a freshly started server; the server stops afterwards.
     func run<Value: Sendable>(_ body: @Sendable (Client) async throws -> Value) async throws -> Value {
@@ -30,13 +33,15 @@ struct ServerHarness {
             jwt: jwt,
             maxBodySize: maxBodySize,
             clientLimits: clientLimits,
-            longPollTimeout: longPollTimeout
+            longPollTimeout: longPollTimeout,
+            pdfProcessing: pdfProcessing
         )
         configuration.httpLimits = httpLimits
         let app = try await buildInstantApplication(
             configuration: configuration,
             storage: storage,
-            importer: InstantPDFImporter()
+            importer: InstantPDFImporter(),
+            pdfWork: pdfWork
         )
         return try await app.test(.live) { client in
             try await body(Client(client: client))

@@ -7,10 +7,15 @@ enum AppearanceBuilder {
     /// The appearance of `annotation` in `rect` (its `/Rect`, PDF user space), or `nil` for types
     /// that have none (links, widgets, unknown subtypes).
     ///
-    /// - Parameter attachments: the bytes of image attachments by id, for image annotations.
-    static func appearance(for annotation: Annotation, space: PageSpace, rect: PDFRect, attachments: [String: Data])
-        -> AnnotationAppearance?
-    {
+    /// - Parameters:
+    ///   - attachments: the bytes of image attachments by id, for image annotations.
+    ///   - budget: what decoding an image attachment may take.
+    /// - Throws: ``PDFError`` with code ``PDFError/Code/limitExceeded`` for an image attachment
+    ///   beyond the limits of `budget`.
+    static func appearance(
+        for annotation: Annotation, space: PageSpace, rect: PDFRect, attachments: [String: Data],
+        budget: DecodeBudget
+    ) throws(PDFError) -> AnnotationAppearance? {
         var drawing = Drawing(annotation: annotation, space: space, rect: rect)
         switch annotation.type {
         case .ink: drawing.ink()
@@ -21,7 +26,7 @@ enum AppearanceBuilder {
         case .note: drawing.noteIcon()
         case .text: drawing.freeText()
         case .stamp: drawing.stamp()
-        case .image: drawing.image(attachments[annotation.imageAttachmentId ?? ""])
+        case .image: try drawing.image(attachments[annotation.imageAttachmentId ?? ""], budget: budget)
         default: return nil
         }
         return AnnotationAppearance(

@@ -4,8 +4,12 @@ import InstantJSON
 extension Drawing {
     /// An image annotation: its attachment as an image XObject scaled into the rectangle and turned
     /// by `rotation`; a gray box with a cross when the bytes are missing or not a JPEG or PNG.
-    mutating func image(_ data: Data?) {
-        guard let data, let image = ImageXObject(data) else {
+    ///
+    /// - Throws: ``PDFError`` with code ``PDFError/Code/limitExceeded`` for an image beyond the
+    ///   document's limits.
+    mutating func image(_ data: Data?, budget: DecodeBudget) throws(PDFError) {
+        let what = "the image attachment '\(annotation.imageAttachmentId ?? "")' of annotation '\(annotation.id ?? "")'"
+        guard let data, let image = try ImageXObject(data, budget: budget, what: what) else {
             content.fillColor(RGBColor(red: 220, green: 220, blue: 220))
             content.strokeColor(RGBColor(red: 128, green: 128, blue: 128))
             content.add([rect.minX, rect.minY, rect.width, rect.height], "re")
@@ -36,13 +40,18 @@ extension Drawing {
 struct ImageXObject {
     var stream: PDFStream
 
-    init?(_ data: Data) {
+    /// The image of a JPEG or PNG file, or `nil` for other or broken bytes.
+    ///
+    /// - Parameter what: the image, for errors (such as "the image attachment 'id'").
+    /// - Throws: ``PDFError`` with code ``PDFError/Code/limitExceeded`` for a PNG beyond the
+    ///   document's limits (too many pixels, or more samples than the budget has left).
+    init?(_ data: Data, budget: DecodeBudget, what: String) throws(PDFError) {
         let bytes = [UInt8](data)
         if bytes.starts(with: [0xFF, 0xD8]) {
             guard let stream = Self.jpeg(bytes) else { return nil }
             self.stream = stream
         } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-            guard let stream = Self.png(bytes) else { return nil }
+            guard let stream = try Self.png(bytes, budget: budget, what: what) else { return nil }
             self.stream = stream
         } else {
             return nil
@@ -95,7 +104,10 @@ struct ImageXObject {
 
     /// PNG (ISO/IEC 15948): non-interlaced gray, RGB, palette, gray with alpha and RGBA, at 8 or 16
     /// bits per sample (16 keeps the high byte), palettes also at 1, 2 and 4 bits.
-    private static func png(_ bytes: [UInt8]) -> PDFStream? {
+    ///
+    /// The header's dimensions are checked against the limits before anything is decompressed;
+    /// the samples are then decompressed once, unfiltered in place and split into color and alpha.
+    private static func png(_ bytes: [UInt8], budget: DecodeBudget, what: String) throws(PDFError) -> PDFStream? {
         var index = 8
         var header: [UInt8] = []
         var palette: [UInt8] = []
@@ -108,11 +120,11 @@ struct ImageXObject {
             let type = String(decoding: bytes[(index + 4)..<(index + 8)], as: UTF8.self)
             let start = index + 8
             guard length >= 0, start + length <= bytes.count else { return nil }
-            let chunk = Array(bytes[start..<(start + length)])
+            let chunk = bytes[start..<(start + length)]
             switch type {
-            case "IHDR": header = chunk
-            case "PLTE": palette = chunk
-            case "tRNS": transparency = chunk
+            case "IHDR": header = Array(chunk)
+            case "PLTE": palette = Array(chunk)
+            case "tRNS": transparency = Array(chunk)
             case "IDAT": compressed += chunk
             default: break
             }
@@ -131,56 +143,81 @@ struct ImageXObject {
         case 6: channels = 4
         default: return nil
         }
-        guard width > 0, height > 0, width <= 20_000, height <= 20_000, interlace == 0,
+        guard width > 0, height > 0, interlace == 0,
             depth == 8 || depth == 16 || (channels == 1 && [1, 2, 4].contains(depth)),
-            let inflated = try? StreamFilters.inflate(Data(compressed))
+            colorType != 3 || !palette.isEmpty
         else { return nil }
+        // Before any buffer for the samples: at most maxImagePixels pixels, so none of the sizes
+        // below can overflow, and their decompressed rows must fit what the budget has left.
+        try budget.checkImage(width: width, height: height, what: what)
         let rowBytes = (width * channels * depth + 7) / 8
-        let pixelBytes = max(channels * depth / 8, 1)
-        guard let rows = unfilter([UInt8](inflated), rows: height, rowBytes: rowBytes, pixelBytes: pixelBytes) else {
+        let expected = height * (rowBytes + 1)
+        guard expected <= budget.remaining else { throw budget.refuseDecoding() }
+        var samples: [UInt8]
+        do throws(PDFError) {
+            samples = try StreamFilters.inflate(compressed, budget: budget, expected: expected)
+        } catch let error where error.code == .limitExceeded {
+            throw error
+        } catch {
             return nil
         }
-        // Samples per pixel at 8 bits: 16-bit samples keep their high byte, small ones are spread out.
-        var samples: [UInt8] = []
-        samples.reserveCapacity(width * height * channels)
-        for row in rows {
-            for x in 0..<(width * channels) {
+        guard samples.count >= expected,
+            unfilter(&samples, rows: height, rowBytes: rowBytes, pixelBytes: max(channels * depth / 8, 1))
+        else { return nil }
+        return split(
+            samples, width: width, height: height, depth: depth, colorType: colorType, palette: palette,
+            transparency: transparency)
+    }
+
+    /// The image of unfiltered PNG rows (each after its filter byte): 8-bit color samples (a
+    /// palette's colors looked up, 16-bit samples cut to their high byte, smaller ones spread out)
+    /// and, for images with alpha, a soft mask of the alpha samples.
+    private static func split(
+        _ rows: [UInt8], width: Int, height: Int, depth: Int, colorType: UInt8, palette: [UInt8],
+        transparency: [UInt8]
+    ) -> PDFStream {
+        let channels = colorType == 2 ? 3 : colorType == 4 ? 2 : colorType == 6 ? 4 : 1
+        let colorChannels = colorType == 0 || colorType == 4 ? 1 : 3
+        let hasAlpha = colorType == 4 || colorType == 6 || (colorType == 3 && !transparency.isEmpty)
+        let rowBytes = (width * channels * depth + 7) / 8
+        var color: [UInt8] = []
+        color.reserveCapacity(width * height * colorChannels)
+        var alpha: [UInt8] = []
+        if hasAlpha { alpha.reserveCapacity(width * height) }
+        let maximum = (1 << depth) - 1
+        for y in 0..<height {
+            let row = y * (rowBytes + 1) + 1
+            func sample(_ index: Int) -> Int {
                 switch depth {
-                case 16: samples.append(row[x * 2])
-                case 8: samples.append(row[x])
+                case 16: return Int(rows[row + index * 2])
+                case 8: return Int(rows[row + index])
                 default:
-                    let bit = x * depth
-                    let value = (row[bit / 8] >> (8 - depth - bit % 8)) & UInt8((1 << depth) - 1)
-                    samples.append(colorType == 3 ? value : UInt8(Int(value) * 255 / ((1 << depth) - 1)))
+                    let bit = index * depth
+                    return Int(rows[row + bit / 8] >> (8 - depth - bit % 8)) & maximum
+                }
+            }
+            for x in 0..<width {
+                switch colorType {
+                case 3:
+                    let entry = sample(x)
+                    let base = entry * 3
+                    if base + 2 < palette.count {
+                        color += palette[base...(base + 2)]
+                    } else {
+                        color += [0, 0, 0]
+                    }
+                    if hasAlpha { alpha.append(entry < transparency.count ? transparency[entry] : 255) }
+                case 0 where depth < 8:
+                    color.append(UInt8(sample(x) * 255 / maximum))
+                default:
+                    for channel in 0..<colorChannels { color.append(UInt8(sample(x * channels + channel))) }
+                    if hasAlpha { alpha.append(UInt8(sample(x * channels + colorChannels))) }
                 }
             }
         }
-        var color: [UInt8] = []
-        var alpha: [UInt8] = []
-        var colorSpace = "DeviceRGB"
-        switch colorType {
-        case 0:
-            color = samples
-            colorSpace = "DeviceGray"
-        case 2:
-            color = samples
-        case 3:
-            guard !palette.isEmpty else { return nil }
-            for entry in samples.map(Int.init) {
-                let base = entry * 3
-                color += base + 2 < palette.count ? Array(palette[base...(base + 2)]) : [0, 0, 0]
-                alpha.append(entry < transparency.count ? transparency[entry] : 255)
-            }
-            if alpha.allSatisfy({ $0 == 255 }) { alpha = [] }
-        default:
-            let colorChannels = channels - 1
-            colorSpace = colorChannels == 1 ? "DeviceGray" : "DeviceRGB"
-            for pixel in stride(from: 0, to: samples.count, by: channels) {
-                color += samples[pixel..<(pixel + colorChannels)]
-                alpha.append(samples[pixel + colorChannels])
-            }
-        }
-        var dictionary = image(width: width, height: height, colorSpace: colorSpace)
+        if colorType == 3, alpha.allSatisfy({ $0 == 255 }) { alpha = [] }
+        var dictionary = image(
+            width: width, height: height, colorSpace: colorChannels == 1 ? "DeviceGray" : "DeviceRGB")
         if !alpha.isEmpty {
             let mask = image(width: width, height: height, colorSpace: "DeviceGray")
             dictionary["SMask"] = .stream(PDFStream(dictionary: mask, rawData: Data(alpha)))
@@ -188,36 +225,34 @@ struct ImageXObject {
         return PDFStream(dictionary: dictionary, rawData: Data(color))
     }
 
-    /// Undoes the PNG row filters (None, Sub, Up, Average, Paeth).
-    private static func unfilter(_ data: [UInt8], rows: Int, rowBytes: Int, pixelBytes: Int) -> [[UInt8]]? {
-        guard data.count >= rows * (rowBytes + 1) else { return nil }
-        var result: [[UInt8]] = []
-        var previous = [UInt8](repeating: 0, count: rowBytes)
-        for rowIndex in 0..<rows {
-            let start = rowIndex * (rowBytes + 1)
-            let filter = data[start]
-            var row = Array(data[(start + 1)...(start + rowBytes)])
-            for i in 0..<rowBytes {
-                let left = i >= pixelBytes ? Int(row[i - pixelBytes]) : 0
-                let up = Int(previous[i])
-                let upLeft = i >= pixelBytes ? Int(previous[i - pixelBytes]) : 0
-                let predictor: Int
-                switch filter {
-                case 0: predictor = 0
-                case 1: predictor = left
-                case 2: predictor = up
-                case 3: predictor = (left + up) / 2
-                case 4:
-                    let estimate = left + up - upLeft
-                    let (a, b, c) = (abs(estimate - left), abs(estimate - up), abs(estimate - upLeft))
-                    predictor = a <= b && a <= c ? left : (b <= c ? up : upLeft)
-                default: return nil
+    /// Undoes the PNG row filters (None, Sub, Up, Average, Paeth) in place; `false` for an unknown
+    /// filter.
+    private static func unfilter(_ data: inout [UInt8], rows: Int, rowBytes: Int, pixelBytes: Int) -> Bool {
+        data.withUnsafeMutableBufferPointer { buffer in
+            for rowIndex in 0..<rows {
+                let start = rowIndex * (rowBytes + 1) + 1
+                let filter = buffer[start - 1]
+                let previous = start - rowBytes - 1  // the unfiltered row above, for every row but the first
+                for i in 0..<rowBytes {
+                    let left = i >= pixelBytes ? Int(buffer[start + i - pixelBytes]) : 0
+                    let up = rowIndex > 0 ? Int(buffer[previous + i]) : 0
+                    let upLeft = rowIndex > 0 && i >= pixelBytes ? Int(buffer[previous + i - pixelBytes]) : 0
+                    let predictor: Int
+                    switch filter {
+                    case 0: predictor = 0
+                    case 1: predictor = left
+                    case 2: predictor = up
+                    case 3: predictor = (left + up) / 2
+                    case 4:
+                        let estimate = left + up - upLeft
+                        let (a, b, c) = (abs(estimate - left), abs(estimate - up), abs(estimate - upLeft))
+                        predictor = a <= b && a <= c ? left : (b <= c ? up : upLeft)
+                    default: return false
+                    }
+                    buffer[start + i] = UInt8((Int(buffer[start + i]) + predictor) & 0xFF)
                 }
-                row[i] = UInt8((Int(row[i]) + predictor) & 0xFF)
             }
-            result.append(row)
-            previous = row
+            return true
         }
-        return result
     }
 }

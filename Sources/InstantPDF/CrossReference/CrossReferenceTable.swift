@@ -15,9 +15,16 @@ struct CrossReferenceTable {
     /// The newest trailer (for xref streams, the stream's dictionary).
     var trailer = PDFDictionary()
 
-    /// Adds an entry unless a newer section already defined the object.
-    mutating func addIfAbsent(_ number: Int, _ entry: Entry) {
-        if entries[number] == nil { entries[number] = entry }
+    /// What one entry takes in memory (a key and an entry, in a table at most half full), to
+    /// count the entries of cross-reference streams against the document's budget.
+    static let memoryPerEntry = 2 * (MemoryLayout<Int>.stride + MemoryLayout<Entry>.stride)
+
+    /// Adds an entry unless a newer section already defined the object; whether it was added.
+    @discardableResult
+    mutating func addIfAbsent(_ number: Int, _ entry: Entry) -> Bool {
+        guard entries[number] == nil else { return false }
+        entries[number] = entry
+        return true
     }
 
     /// Adds missing trailer keys from an older trailer.
@@ -129,7 +136,7 @@ extension PDFDocumentReader {
     }
 
     private func readStream(_ stream: PDFStream, into table: inout CrossReferenceTable) throws(PDFError) {
-        let data = [UInt8](try StreamFilters.decode(stream, resolve: { $0 }))
+        let data = try StreamFilters.decode(stream, resolve: { $0 }, budget: budget)
         guard let widths = stream.dictionary["W"]?.arrayValue?.compactMap(\.intValue), widths.count == 3,
             widths.allSatisfy({ (0...8).contains($0) })
         else { throw PDFError(.damaged, "a cross-reference stream has no valid /W") }
@@ -152,21 +159,32 @@ extension PDFDocumentReader {
             }
             return result
         }
-        for (first, count) in ranges {
+        // Each byte of a hostile stream can add an entry that takes far more memory than the byte.
+        var added = 0
+        reading: for (first, count) in ranges {
             for index in 0..<max(0, count) {
-                guard position + entryLength <= data.count else { return }
+                guard position + entryLength <= data.count else { break reading }
                 let type = field(widths[0], default: 1)
                 let second = field(widths[1], default: 0)
                 let third = field(widths[2], default: 0)
-                let number = first + index
+                let number = first &+ index
+                let entry: CrossReferenceTable.Entry
                 switch type {
-                case 0: table.addIfAbsent(number, .free)
-                case 1: table.addIfAbsent(number, .offset(second, generation: third))
-                case 2: table.addIfAbsent(number, .compressed(stream: second, index: third))
-                default: break
+                case 0: entry = .free
+                case 1: entry = .offset(second, generation: third)
+                case 2: entry = .compressed(stream: second, index: third)
+                default: continue
+                }
+                if table.addIfAbsent(number, entry) {
+                    added += 1
+                    if added % 65_536 == 0 {
+                        try budget.spend(65_536 * CrossReferenceTable.memoryPerEntry)
+                        added = 0
+                    }
                 }
             }
         }
+        try budget.spend(added * CrossReferenceTable.memoryPerEntry)
     }
 
     /// Rebuilds the cross-reference table by scanning the whole file for `N G obj` and trailers,

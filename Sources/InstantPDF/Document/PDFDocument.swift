@@ -37,17 +37,19 @@ public final class PDFDocument: @unchecked Sendable {
     /// Opens a PDF from its bytes; encrypted files (standard security handler: RC4, AES-128,
     /// AES-256) open with the empty password or the given user or owner password.
     ///
+    /// - Parameter limits: what the document may decode over its whole life (see ``PDFLimits``).
     /// - Throws: ``PDFError`` with code ``PDFError/Code/notAPDF`` for bytes that are not a PDF,
     ///   ``PDFError/Code/damaged`` when no document catalog can be found even after recovery, and
     ///   ``PDFError/Code/passwordRequired`` for an encrypted file whose user password is not empty
-    ///   when `password` is neither its user nor its owner password, and
-    ///   ``PDFError/Code/unsupportedEncryption`` for security handlers other than the standard one.
-    public convenience init(data: Data, password: String? = nil) throws(PDFError) {
-        try self.init(bytes: PDFBytes(data), password: password)
+    ///   when `password` is neither its user nor its owner password,
+    ///   ``PDFError/Code/unsupportedEncryption`` for security handlers other than the standard one,
+    ///   and ``PDFError/Code/limitExceeded`` when opening would decode more than `limits` allow.
+    public convenience init(data: Data, password: String? = nil, limits: PDFLimits = .default) throws(PDFError) {
+        try self.init(bytes: PDFBytes(data), password: password, limits: limits)
     }
 
-    init(bytes: PDFBytes, password: String?) throws(PDFError) {
-        let reader = PDFDocumentReader(bytes: bytes)
+    init(bytes: PDFBytes, password: String?, limits: PDFLimits) throws(PDFError) {
+        let reader = PDFDocumentReader(bytes: bytes, budget: DecodeBudget(limits: limits))
         self.reader = reader
         guard Self.findHeader(bytes) != nil || bytes.count > 0 else {
             throw PDFError(.notAPDF, "the file is empty")
@@ -60,6 +62,8 @@ public final class PDFDocument: @unchecked Sendable {
                 throw PDFError(.damaged, "the trailer has no document catalog (/Root)")
             }
         } catch {
+            // A bomb is not damage: scanning the file for its objects would decode it again.
+            try reader.budget.check()
             guard Self.findHeader(bytes) != nil else {
                 throw PDFError(.notAPDF, "the file does not start with a %PDF- header and has no PDF objects")
             }
@@ -96,14 +100,30 @@ public final class PDFDocument: @unchecked Sendable {
         }
         self.pages = PDFPage.collect(in: reader, catalog: catalog, warnings: &warnings)
         self.openingWarnings = warnings
+        // Streams that went over the budget read as missing objects; opening reports the limit.
+        try reader.budget.check()
     }
 
     /// Opens the PDF file at a path. The file is mapped into memory, not read: opening costs what
     /// the reader looks at (cross-reference, catalog, page tree), whatever the size of the file.
     /// The file must not be truncated or rewritten while the document is in use.
-    public convenience init(contentsOf url: URL, password: String? = nil) throws {
-        try self.init(bytes: PDFBytes(mapping: url), password: password)
+    public convenience init(contentsOf url: URL, password: String? = nil, limits: PDFLimits = .default) throws {
+        try self.init(bytes: PDFBytes(mapping: url), password: password, limits: limits)
     }
+
+    /// What the document may decode over its whole life.
+    public var limits: PDFLimits { reader.budget.limits }
+
+    /// The bytes the document has decoded so far (stream data, parsed objects of object streams,
+    /// image samples), as counted against ``PDFLimits/maxDecodedBytes``.
+    public var decodedByteCount: Int { reader.budget.decodedBytes }
+
+    /// The first of its ``limits`` the document ran into, or `nil`.
+    ///
+    /// Once a limit is exceeded, every stream the document has not decoded yet reads as missing,
+    /// so what the non-throwing readers (such as ``originalRecords()``) return afterwards is
+    /// incomplete: check this after them. The throwing operations throw it themselves.
+    public var exceededLimit: PDFError? { reader.budget.exceeded }
 
     static func findHeader(_ bytes: PDFBytes) -> Int? {
         let header = Array("%PDF-".utf8)
@@ -147,7 +167,7 @@ public final class PDFDocument: @unchecked Sendable {
     public func decodedData(of stream: PDFStream) throws(PDFError) -> Data {
         lock.lock()
         defer { lock.unlock() }
-        return try StreamFilters.decode(stream, resolve: reader.resolve)
+        return Data(try StreamFilters.decode(stream, resolve: reader.resolve, budget: reader.budget))
     }
 
     /// The document catalog.

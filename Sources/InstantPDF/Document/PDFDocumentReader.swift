@@ -5,6 +5,8 @@ import Foundation
 /// Not thread-safe; a ``PDFDocument`` serialises access to it.
 final class PDFDocumentReader {
     let bytes: PDFBytes
+    /// What the document may still decode: every stream it reads takes from it.
+    let budget: DecodeBudget
     var table = CrossReferenceTable()
     private var cache: [Int: PDFObject] = [:]
     private var objectStreams: [Int: [PDFObject]] = [:]
@@ -18,7 +20,10 @@ final class PDFDocumentReader {
     /// Where each object really is, found by scanning the file the first time an offset is wrong.
     private lazy var scannedOffsets: [Int: (Int, Int)] = scanObjectOffsets().offsets
 
-    init(bytes: PDFBytes) { self.bytes = bytes }
+    init(bytes: PDFBytes, budget: DecodeBudget) {
+        self.bytes = bytes
+        self.budget = budget
+    }
 
     /// The object a reference points to; `null` for free, missing or broken objects (as the
     /// specification says for references to objects that do not exist).
@@ -110,7 +115,7 @@ final class PDFDocumentReader {
     }
 
     func objectStreamNumbers(_ stream: PDFStream) throws(PDFError) -> [Int] {
-        let data = PDFBytes(try StreamFilters.decode(stream, resolve: resolve))
+        let data = PDFBytes(try StreamFilters.decode(stream, resolve: resolve, budget: budget))
         let count = stream.dictionary["N"]?.intValue ?? 0
         var parser = PDFParser(bytes: data)
         var numbers: [Int] = []
@@ -128,7 +133,7 @@ final class PDFDocumentReader {
         guard case .stream(let stream) = object(PDFReference(number: number, generation: 0)) else {
             throw PDFError(.damaged, "object stream \(number) is missing")
         }
-        let data = PDFBytes(try StreamFilters.decode(stream, resolve: resolve))
+        let data = PDFBytes(try StreamFilters.decode(stream, resolve: resolve, budget: budget))
         let count = max(0, min(stream.dictionary["N"]?.intValue ?? 0, 1_000_000))
         let first = stream.dictionary["First"]?.intValue ?? 0
         var header = PDFParser(bytes: data)
@@ -139,8 +144,11 @@ final class PDFDocumentReader {
         }
         var objects: [PDFObject] = []
         for offset in offsets {
-            var parser = PDFParser(bytes: data, position: first + offset)
+            var parser = PDFParser(bytes: data, position: first &+ offset)
+            let start = parser.position
             objects.append((try? parser.readObject()) ?? .null)
+            // Many entries can point at the same large object: each parse takes what it holds.
+            try budget.spend(parser.position - start + parser.objectCount * MemoryLayout<PDFObject>.stride)
         }
         objectStreams[number] = objects
         return objects

@@ -20,15 +20,25 @@ public struct PDFError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unsupportedEncryption = Code(rawValue: "unsupportedEncryption")
         /// A record cannot be written into this PDF (for example, it is on a page the PDF does not have).
         public static let unwritableRecord = Code(rawValue: "unwritableRecord")
+        /// Reading or writing the PDF would go over one of its ``PDFLimits`` (see ``PDFError/limit``).
+        public static let limitExceeded = Code(rawValue: "limitExceeded")
     }
 
     public var code: Code
     /// What went wrong and, where it helps, what to do.
     public var message: String
+    /// The limit that was exceeded, for errors with code ``Code/limitExceeded``.
+    public var limit: PDFLimit?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// An error with code ``Code/limitExceeded`` for `limit`.
+    public init(exceeding limit: PDFLimit, _ message: String) {
+        self.init(.limitExceeded, message)
+        self.limit = limit
     }
 
     public var description: String { "\(code): \(message)" }

@@ -2,12 +2,20 @@ import CZlib
 import Foundation
 
 /// Decoding of stream data (ISO 32000-1, 7.4).
+///
+/// Every filter writes into ``DecodedBytes`` that take from the document's ``DecodeBudget``: each
+/// step of a chain and every stream of the document share one budget, and no filter ever holds
+/// more output than the budget has left, however much its input would expand.
 enum StreamFilters {
-    /// The largest decoded stream accepted, to bound memory on hostile input.
-    static let maximumDecodedSize = 512 * 1024 * 1024
-
     /// Applies the stream's filters in order.
-    static func decode(_ stream: PDFStream, resolve: (PDFObject) -> PDFObject) throws(PDFError) -> Data {
+    ///
+    /// - Throws: ``PDFError`` with code ``PDFError/Code/limitExceeded`` when the decoded bytes
+    ///   would go over the budget, ``PDFError/Code/unsupportedFilter`` for filters this reader
+    ///   does not decode, ``PDFError/Code/damaged`` for data that cannot be decoded.
+    static func decode(
+        _ stream: PDFStream, resolve: (PDFObject) -> PDFObject, budget: DecodeBudget
+    ) throws(PDFError) -> [UInt8] {
+        try budget.check()
         let filters: [String]
         switch resolve(stream.dictionary["Filter"] ?? .null) {
         case .name(let name): filters = [name]
@@ -20,24 +28,27 @@ enum StreamFilters {
         case .array(let list): parameters = list.map { resolve($0).dictionaryValue }
         default: parameters = []
         }
-        var data = stream.rawData
+        var data = [UInt8](stream.rawData)
         for (index, filter) in filters.enumerated() {
             let parms = index < parameters.count ? parameters[index] : nil
-            data = try apply(filter, to: data, parameters: parms)
+            data = try apply(filter, to: data, parameters: parms, budget: budget)
         }
         return data
     }
 
-    static func apply(_ filter: String, to data: Data, parameters: PDFDictionary?) throws(PDFError) -> Data {
+    static func apply(
+        _ filter: String, to data: [UInt8], parameters: PDFDictionary?, budget: DecodeBudget
+    ) throws(PDFError) -> [UInt8] {
         switch filter {
         case "FlateDecode", "Fl":
-            return try predict(inflate(data), parameters: parameters)
+            return try predict(inflate(data, budget: budget), parameters: parameters, budget: budget)
         case "LZWDecode", "LZW":
             let early = parameters?["EarlyChange"]?.intValue ?? 1
-            return try predict(lzwDecode(data, earlyChange: early != 0), parameters: parameters)
-        case "ASCIIHexDecode", "AHx": return asciiHexDecode(data)
-        case "ASCII85Decode", "A85": return try ascii85Decode(data)
-        case "RunLengthDecode", "RL": return runLengthDecode(data)
+            return try predict(
+                lzwDecode(data, earlyChange: early != 0, budget: budget), parameters: parameters, budget: budget)
+        case "ASCIIHexDecode", "AHx": return try asciiHexDecode(data, budget: budget)
+        case "ASCII85Decode", "A85": return try ascii85Decode(data, budget: budget)
+        case "RunLengthDecode", "RL": return try runLengthDecode(data, budget: budget)
         default:
             throw PDFError(.unsupportedFilter, "the stream filter /\(filter) is not supported by this reader")
         }
@@ -60,76 +71,82 @@ enum StreamFilters {
         return output
     }
 
-    static func inflate(_ data: Data) throws(PDFError) -> Data {
-        guard !data.isEmpty else { return Data() }
+    /// zlib or gzip data, inflated chunk by chunk into output bounded by the budget.
+    ///
+    /// - Parameter expected: the size the caller expects, reserved up front (an image's samples).
+    static func inflate(_ input: [UInt8], budget: DecodeBudget, expected: Int = 0) throws(PDFError) -> [UInt8] {
+        guard !input.isEmpty else { return [] }
+        var output = DecodedBytes(budget: budget, expected: expected)
         var stream = z_stream()
         // 32 + 15: accept zlib and gzip headers with the largest window.
         guard inflateInit2_(&stream, 47, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw PDFError(.damaged, "zlib could not be initialised")
         }
         defer { inflateEnd(&stream) }
-        var output = Data()
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        var input = [UInt8](data)
         var status: Int32 = Z_OK
-        input.withUnsafeMutableBufferPointer { inputBuffer in
-            stream.next_in = inputBuffer.baseAddress
-            stream.avail_in = uInt(inputBuffer.count)
-            repeat {
+        var consumed = 0
+        repeat {
+            let produced = input.withUnsafeBufferPointer { inputBuffer in
                 chunk.withUnsafeMutableBufferPointer { chunkBuffer in
+                    stream.next_in = UnsafeMutablePointer(mutating: inputBuffer.baseAddress! + consumed)
+                    stream.avail_in = uInt(min(inputBuffer.count - consumed, Int(UInt32.max)))
                     stream.next_out = chunkBuffer.baseAddress
                     stream.avail_out = uInt(chunkBuffer.count)
+                    let availableBefore = Int(stream.avail_in)
                     status = CZlib.inflate(&stream, Z_NO_FLUSH)
-                    let produced = chunkBuffer.count - Int(stream.avail_out)
-                    output.append(chunkBuffer.baseAddress!, count: produced)
+                    consumed += availableBefore - Int(stream.avail_in)
+                    return chunkBuffer.count - Int(stream.avail_out)
                 }
-            } while status == Z_OK && (stream.avail_in > 0 || stream.avail_out == 0)
-                && output.count <= maximumDecodedSize
-        }
-        if output.count > maximumDecodedSize {
-            throw PDFError(.damaged, "a stream decodes to more than \(maximumDecodedSize) bytes")
-        }
+            }
+            try output.append(contentsOf: chunk[0..<produced])
+        } while status == Z_OK && (consumed < input.count || stream.avail_out == 0)
         // Truncated or slightly damaged data: keep what was decoded, as viewers do.
-        if status != Z_STREAM_END && status != Z_OK && status != Z_BUF_ERROR && output.isEmpty {
+        if status != Z_STREAM_END && status != Z_OK && status != Z_BUF_ERROR && output.count == 0 {
             throw PDFError(.damaged, "FlateDecode data is damaged (zlib status \(status))")
         }
-        return output
+        return try output.finish()
     }
 
     /// PNG (10–15) and TIFF (2) predictors.
-    static func predict(_ data: Data, parameters: PDFDictionary?) throws(PDFError) -> Data {
+    static func predict(_ data: [UInt8], parameters: PDFDictionary?, budget: DecodeBudget) throws(PDFError) -> [UInt8] {
         let predictor = parameters?["Predictor"]?.intValue ?? 1
         guard predictor > 1 else { return data }
         let colors = max(1, parameters?["Colors"]?.intValue ?? 1)
         let bitsPerComponent = max(1, parameters?["BitsPerComponent"]?.intValue ?? 8)
         let columns = max(1, parameters?["Columns"]?.intValue ?? 1)
-        let bytesPerPixel = max(1, (colors * bitsPerComponent + 7) / 8)
-        let rowLength = (colors * bitsPerComponent * columns + 7) / 8
-        let input = [UInt8](data)
-        var output: [UInt8] = []
-        output.reserveCapacity(input.count)
+        // Hostile values must neither overflow the row length nor allocate a huge first row.
+        let (bitsPerPixel, pixelOverflow) = colors.multipliedReportingOverflow(by: bitsPerComponent)
+        let (rowBits, rowOverflow) = bitsPerPixel.multipliedReportingOverflow(by: columns)
+        var output = DecodedBytes(budget: budget, expected: data.count)
+        guard !pixelOverflow, !rowOverflow, output.hasRoom(for: rowBits / 8 + 1) else {
+            throw budget.refuseDecoding()
+        }
+        let bytesPerPixel = max(1, (bitsPerPixel + 7) / 8)
+        let rowLength = (rowBits + 7) / 8
         if predictor == 2 {
             guard bitsPerComponent == 8 else { return data }
             var index = 0
-            while index < input.count {
-                let end = min(index + rowLength, input.count)
-                var row = Array(input[index..<end])
+            while index < data.count {
+                let end = min(index + rowLength, data.count)
+                var row = Array(data[index..<end])
                 if row.count > bytesPerPixel {
                     for position in bytesPerPixel..<row.count { row[position] &+= row[position - bytesPerPixel] }
                 }
-                output.append(contentsOf: row)
+                try output.append(contentsOf: row)
                 index = end
             }
-            return Data(output)
+            return try output.finish()
         }
         var previous = [UInt8](repeating: 0, count: rowLength)
         var index = 0
-        while index < input.count {
-            let type = input[index]
+        while index < data.count {
+            try output.requireRoom(for: rowLength)
+            let type = data[index]
             index += 1
-            let end = min(index + rowLength, input.count)
+            let end = min(index + rowLength, data.count)
             var row = [UInt8](repeating: 0, count: rowLength)
-            for position in 0..<(end - index) { row[position] = input[index + position] }
+            for position in 0..<(end - index) { row[position] = data[index + position] }
             index = end
             for position in 0..<rowLength {
                 let left = position >= bytesPerPixel ? row[position - bytesPerPixel] : 0
@@ -151,14 +168,14 @@ enum StreamFilters {
                 default: break
                 }
             }
-            output.append(contentsOf: row)
+            try output.append(contentsOf: row)
             previous = row
         }
-        return Data(output)
+        return try output.finish()
     }
 
-    static func asciiHexDecode(_ data: Data) -> Data {
-        var output: [UInt8] = []
+    static func asciiHexDecode(_ data: [UInt8], budget: DecodeBudget) throws(PDFError) -> [UInt8] {
+        var output = DecodedBytes(budget: budget, expected: data.count / 2)
         var pending: UInt8?
         for byte in data {
             if byte == UInt8(ascii: ">") { break }
@@ -170,26 +187,29 @@ enum StreamFilters {
             default: continue
             }
             if let high = pending {
-                output.append(high << 4 | value)
+                try output.append(high << 4 | value)
                 pending = nil
             } else {
                 pending = value
             }
         }
-        if let pending { output.append(pending << 4) }
-        return Data(output)
+        if let pending { try output.append(pending << 4) }
+        return try output.finish()
     }
 
-    static func ascii85Decode(_ data: Data) throws(PDFError) -> Data {
-        var output: [UInt8] = []
+    static func ascii85Decode(_ data: [UInt8], budget: DecodeBudget) throws(PDFError) -> [UInt8] {
+        var output = DecodedBytes(budget: budget, expected: data.count / 5 * 4)
         var group: [UInt32] = []
-        var bytes = [UInt8](data)
-        if bytes.starts(with: Array("<~".utf8)) { bytes.removeFirst(2) }
+        let bytes = data.starts(with: Array("<~".utf8)) ? data.dropFirst(2) : data[...]
+        func word(_ group: [UInt32]) -> [UInt8] {
+            let value = UInt32(truncatingIfNeeded: group.reduce(UInt64(0)) { $0 * 85 + UInt64($1) })
+            return [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
         for byte in bytes {
             if byte == UInt8(ascii: "~") { break }
             if PDFParser.isWhitespace(byte) { continue }
             if byte == UInt8(ascii: "z"), group.isEmpty {
-                output.append(contentsOf: [0, 0, 0, 0])
+                try output.append(0, count: 4)
                 continue
             }
             guard (UInt8(ascii: "!")...UInt8(ascii: "u")).contains(byte) else {
@@ -197,28 +217,20 @@ enum StreamFilters {
             }
             group.append(UInt32(byte - UInt8(ascii: "!")))
             if group.count == 5 {
-                let value = group.reduce(UInt64(0)) { $0 * 85 + UInt64($1) }
-                let word = UInt32(truncatingIfNeeded: value)
-                output.append(contentsOf: [
-                    UInt8(word >> 24), UInt8(word >> 16 & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word & 0xFF),
-                ])
+                try output.append(contentsOf: word(group))
                 group.removeAll(keepingCapacity: true)
             }
         }
         if group.count > 1 {
             let count = group.count
             while group.count < 5 { group.append(84) }
-            let value = group.reduce(UInt64(0)) { $0 * 85 + UInt64($1) }
-            let word = UInt32(truncatingIfNeeded: value)
-            let word8 = [UInt8(word >> 24), UInt8(word >> 16 & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word & 0xFF)]
-            output.append(contentsOf: word8.prefix(count - 1))
+            try output.append(contentsOf: word(group).prefix(count - 1))
         }
-        return Data(output)
+        return try output.finish()
     }
 
-    static func runLengthDecode(_ data: Data) -> Data {
-        let input = [UInt8](data)
-        var output: [UInt8] = []
+    static func runLengthDecode(_ input: [UInt8], budget: DecodeBudget) throws(PDFError) -> [UInt8] {
+        var output = DecodedBytes(budget: budget, expected: input.count)
         var index = 0
         while index < input.count {
             let length = Int(input[index])
@@ -226,28 +238,27 @@ enum StreamFilters {
             if length == 128 { break }
             if length < 128 {
                 let end = min(index + length + 1, input.count)
-                output.append(contentsOf: input[index..<end])
+                try output.append(contentsOf: input[index..<end])
                 index = end
             } else if index < input.count {
-                output.append(contentsOf: repeatElement(input[index], count: 257 - length))
+                try output.append(input[index], count: 257 - length)
                 index += 1
             }
         }
-        return Data(output)
+        return try output.finish()
     }
 
-    static func lzwDecode(_ data: Data, earlyChange: Bool) throws(PDFError) -> Data {
-        let input = [UInt8](data)
+    static func lzwDecode(_ input: [UInt8], earlyChange: Bool, budget: DecodeBudget) throws(PDFError) -> [UInt8] {
         var table: [[UInt8]] = (0..<256).map { [UInt8($0)] } + [[], []]
-        var output: [UInt8] = []
+        var output = DecodedBytes(budget: budget, expected: input.count)
         var codeLength = 9
         var bitBuffer = 0
         var bitCount = 0
         var previous: [UInt8]?
         var index = 0
-        while true {
+        decoding: while true {
             while bitCount < codeLength {
-                guard index < input.count else { return Data(output) }
+                guard index < input.count else { break decoding }
                 bitBuffer = (bitBuffer << 8) | Int(input[index])
                 bitCount += 8
                 index += 1
@@ -270,13 +281,12 @@ enum StreamFilters {
             } else {
                 throw PDFError(.damaged, "invalid LZW code")
             }
-            output.append(contentsOf: entry)
+            try output.append(contentsOf: entry)
             if let previous, table.count < 4096 { table.append(previous + [entry[0]]) }
             previous = entry
             let limit = table.count + (earlyChange ? 1 : 0)
             if limit >= 512, codeLength < 12, limit >= 1 << codeLength { codeLength += 1 }
-            if output.count > maximumDecodedSize { throw PDFError(.damaged, "LZW data decodes to too many bytes") }
         }
-        return Data(output)
+        return try output.finish()
     }
 }

@@ -9,6 +9,9 @@ struct PDFParser {
     var position: Int
     /// Resolves an indirect `/Length` of a stream; `nil` when unknown.
     var resolveLength: ((PDFReference) -> Int?)?
+    /// How many objects (and elements of arrays and dictionaries) this parser has read, for
+    /// accounting of the memory that parsing decoded data takes.
+    private(set) var objectCount = 0
 
     init(bytes: PDFBytes, position: Int = 0) {
         self.bytes = bytes
@@ -90,6 +93,7 @@ struct PDFParser {
 
     mutating func readObject(depth: Int = 0, allowStream: Bool = false) throws(PDFError) -> PDFObject {
         guard depth < Self.maximumDepth else { throw error("objects nested deeper than \(Self.maximumDepth) levels") }
+        objectCount += 1
         skipWhitespaceAndComments()
         guard position < bytes.count else { throw error("unexpected end of file, expected an object") }
         let byte = bytes[position]

@@ -31,7 +31,9 @@ extension PDFDocument {
     ///
     /// - Parameter attachments: the bytes of image attachments by attachment id (JPEG or PNG).
     /// - Throws: ``PDFError`` with code ``PDFError/Code/unwritableRecord`` when a record cannot be
-    ///   placed, such as an annotation on a page the PDF does not have.
+    ///   placed, such as an annotation on a page the PDF does not have, and
+    ///   ``PDFError/Code/limitExceeded`` when reading the originals or decoding an image attachment
+    ///   goes over the document's ``PDFDocument/limits``.
     public func writing(
         _ records: InstantDocumentJSON, attachments: [String: Data] = [:], options: PDFExportOptions = .init()
     ) throws(PDFError) -> Data {
@@ -46,7 +48,10 @@ extension PDFDocument {
         _ records: InstantDocumentJSON, attachments: [String: Data] = [:], options: PDFExportOptions = .init()
     ) throws(PDFError) -> Data {
         var writer = PDFWriter(document: self, options: options, attachments: attachments)
-        return Data(try writer.write(records))
+        let update = try writer.write(records)
+        // Originals in streams beyond the budget read as missing: the update would delete them.
+        try reader.budget.check()
+        return Data(update)
     }
 
     /// The PDF with an Instant JSON document applied to it, as an incremental update.
@@ -62,7 +67,9 @@ extension PDFDocument {
     /// - Parameter attachments: image bytes by attachment id, in addition to the document's own
     ///   `attachments`.
     /// - Throws: ``PDFError`` with code ``PDFError/Code/unwritableRecord`` when a record cannot be
-    ///   placed, such as an annotation on a page the PDF does not have.
+    ///   placed, such as an annotation on a page the PDF does not have, and
+    ///   ``PDFError/Code/limitExceeded`` when reading the originals or decoding an image attachment
+    ///   goes over the document's ``PDFDocument/limits``.
     public func applying(
         _ instantJSON: InstantDocumentJSON, attachments: [String: Data] = [:], options: PDFExportOptions = .init()
     ) throws(PDFError) -> Data {
@@ -84,6 +91,8 @@ extension PDFDocument {
         }
         let images = instantJSON.attachments.mapValues(\.data).merging(attachments) { _, given in given }
         var writer = PDFWriter(applyingTo: self, attachments: images)
-        return Data(try writer.write(instantJSON))
+        let update = try writer.write(instantJSON)
+        try reader.budget.check()
+        return Data(update)
     }
 }

@@ -139,8 +139,8 @@ struct PDFWriter {
             // An unchanged original without an object number: it stays in /Annots as it is.
             if options.flatten, let dictionary = direct.entry.dictionaryValue,
                 let rect = PDFRect(dictionary["Rect"] ?? .null, resolve: document.resolve),
-                let appearance = Self.normalAppearance(of: dictionary, in: document)
-                    ?? appearanceForm(annotation, space: space, rect: rect, encoder: encoder)
+                let appearance = try existingOrNewAppearance(
+                    of: dictionary, annotation, space: space, rect: rect, encoder: encoder)
             {
                 flattened[annotation.pageIndex, default: []].append((appearance, rect))
                 var list = try pageAnnots(annotation.pageIndex)
@@ -155,8 +155,8 @@ struct PDFWriter {
             references[id] = reference
             if options.flatten, let dictionary = document.resolve(.reference(reference)).dictionaryValue,
                 let rect = PDFRect(dictionary["Rect"] ?? .null, resolve: document.resolve),
-                let appearance = Self.normalAppearance(of: dictionary, in: document)
-                    ?? appearanceForm(annotation, space: space, rect: rect, encoder: encoder)
+                let appearance = try existingOrNewAppearance(
+                    of: dictionary, annotation, space: space, rect: rect, encoder: encoder)
             {
                 try flatten(number, appearance: appearance, rect: rect, page: annotation.pageIndex)
             }
@@ -166,7 +166,7 @@ struct PDFWriter {
         if annotation.type == .unknown, original == nil, direct == nil { return }
         guard var dictionary = encoder.dictionary(for: annotation) else { return }
         let rect = PDFRect(dictionary["Rect"] ?? .null, resolve: { $0 }) ?? space.userRect(annotation.bbox)
-        let appearance = appearanceForm(annotation, space: space, rect: rect, encoder: encoder)
+        let appearance = try appearanceForm(annotation, space: space, rect: rect, encoder: encoder)
         if let appearance { dictionary["AP"] = .dictionary(PDFDictionary(["N": appearance])) }
         let reference: PDFReference
         if let number = annotation.pdfObjectId, let original {
@@ -210,13 +210,22 @@ struct PDFWriter {
         }
     }
 
+    /// The original's own normal appearance, or else a new one, for flattening an original.
+    private mutating func existingOrNewAppearance(
+        of dictionary: PDFDictionary, _ annotation: Annotation, space: PageSpace, rect: PDFRect,
+        encoder: AnnotationEncoder
+    ) throws(PDFError) -> PDFObject? {
+        if let normal = Self.normalAppearance(of: dictionary, in: document) { return normal }
+        return try appearanceForm(annotation, space: space, rect: rect, encoder: encoder)
+    }
+
     /// A new appearance stream (a form XObject) for an annotation, as a reference to it.
     private mutating func appearanceForm(
         _ annotation: Annotation, space: PageSpace, rect: PDFRect, encoder: AnnotationEncoder
-    ) -> PDFObject? {
+    ) throws(PDFError) -> PDFObject? {
         guard
-            let built = AppearanceBuilder.appearance(
-                for: annotation, space: space, rect: rect, attachments: attachments)
+            let built = try AppearanceBuilder.appearance(
+                for: annotation, space: space, rect: rect, attachments: attachments, budget: document.reader.budget)
         else { return nil }
         let form = PDFStream(
             dictionary: PDFDictionary([

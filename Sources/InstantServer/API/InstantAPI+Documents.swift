@@ -38,7 +38,12 @@ extension InstantAPI {
         let password = request.headers.first { $0.name.canonicalName == "pspdfkit-pdf-password" }?.value
         let imported: ImportedDocument
         do {
-            imported = try await importer.importDocument(pdf, password: password)
+            let (importer, limits) = (importer, configuration.pdfProcessing.limits)
+            imported = try await pdfWork.perform { [pdf] in
+                try importer.importDocument(pdf, password: password, limits: limits)
+            }
+        } catch let error as DocumentImportError where error.code == .limitExceeded {
+            throw APIError.unprocessable("The PDF was refused: \(error.message)")
         } catch let error as DocumentImportError {
             throw APIError.unprocessable("The file is not a readable PDF: \(error.message)")
         }

@@ -62,20 +62,26 @@ extension InstantAPI {
         guard let source = try await storage.pdf(sha256: document.sourcePDFSHA256) else {
             throw APIError(.internalServerError, "The PDF file of document '\(document.id)' is missing from storage.")
         }
-        // Stored records were validated when written; lenient decoding keeps an export going if an
-        // old record no longer passes today's rules (it is left out of the PDF).
-        var records = try InstantDocumentJSON.decode(json, mode: .lenient).document
-        if let upload {
-            try Self.apply(upload.body, contentType: upload.contentType, pageCount: document.pageCount, to: &records)
-        }
         // The answer is the stored file followed by the update, without joining them first.
-        let update: Data
-        do {
-            let pdf = try PDFDocument(data: source)
-            update = try pdf.incrementalUpdate(
-                records, attachments: records.attachments.mapValues(\.data), options: options)
-        } catch {
-            throw APIError.unprocessable("The PDF of document '\(document.id)' could not be written: \(error)")
+        let limits = configuration.pdfProcessing.limits
+        let update = try await pdfWork.perform { () throws -> Data in
+            // Stored records were validated when written; lenient decoding keeps an export going if
+            // an old record no longer passes today's rules (it is left out of the PDF).
+            var records = try InstantDocumentJSON.decode(json, mode: .lenient).document
+            if let upload {
+                try Self.apply(
+                    upload.body, contentType: upload.contentType, pageCount: document.pageCount, to: &records)
+            }
+            do throws(PDFError) {
+                let pdf = try PDFDocument(data: source, limits: limits)
+                return try pdf.incrementalUpdate(
+                    records, attachments: records.attachments.mapValues(\.data), options: options)
+            } catch let error where error.code == .limitExceeded {
+                throw APIError.unprocessable(
+                    "The PDF of document '\(document.id)' could not be written: \(PDFLimitRefusal.reason(error))")
+            } catch {
+                throw APIError.unprocessable("The PDF of document '\(document.id)' could not be written: \(error)")
+            }
         }
         let name = (document.title?.isEmpty == false ? document.title! : document.id)
             .replacingOccurrences(of: "\"", with: "'")

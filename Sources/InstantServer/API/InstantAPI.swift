@@ -11,6 +11,8 @@ struct InstantAPI: Sendable {
     let configuration: InstantServerConfiguration
     /// Wakes listeners; the storage above reports to it.
     let events: LayerEvents
+    /// Runs the CPU-heavy PDF work of uploads and exports off the threads that answer requests.
+    let pdfWork: PDFWorkPool
     let identifiers = ULIDGenerator.shared
 
     /// A path parameter, percent-decoded and checked against the identifier rules.

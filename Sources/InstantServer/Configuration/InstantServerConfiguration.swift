@@ -20,6 +20,8 @@ public struct InstantServerConfiguration: Sendable {
     public var webSocketPingInterval: Duration
     /// Timeouts, the request head size limit and the connection limit of the HTTP connections.
     public var httpLimits = HTTPLimits()
+    /// The limits of reading and writing PDFs, and the worker threads that do it.
+    public var pdfProcessing: PDFProcessingConfiguration
 
     /// Creates a configuration.
     public init(
@@ -30,7 +32,8 @@ public struct InstantServerConfiguration: Sendable {
         maxBodySize: Int = 256 * 1024 * 1024,
         clientLimits: ClientLimits = ClientLimits(),
         longPollTimeout: Duration = .seconds(50),
-        webSocketPingInterval: Duration = .seconds(30)
+        webSocketPingInterval: Duration = .seconds(30),
+        pdfProcessing: PDFProcessingConfiguration = .init()
     ) {
         self.hostname = hostname
         self.port = port
@@ -40,6 +43,7 @@ public struct InstantServerConfiguration: Sendable {
         self.clientLimits = clientLimits
         self.longPollTimeout = longPollTimeout
         self.webSocketPingInterval = webSocketPingInterval
+        self.pdfProcessing = pdfProcessing
     }
 }
 

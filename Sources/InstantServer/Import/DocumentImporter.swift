@@ -1,11 +1,15 @@
 import Foundation
+import InstantPDF
 
 /// Reads an uploaded PDF: its pages, identifier, title and the records of its own annotations
 /// and form values (the base records).
 public protocol DocumentImporter: Sendable {
-    /// Parses the PDF bytes.
-    /// - Throws: ``DocumentImportError`` when the bytes are not a readable PDF.
-    func importDocument(_ pdf: Data, password: String?) async throws -> ImportedDocument
+    /// Parses the PDF bytes, decoding no more than `limits` allow.
+    ///
+    /// Called on a worker thread of the server's ``PDFWorkPool``, never on an event loop or in
+    /// Swift's cooperative thread pool: it may block for as long as the PDF takes.
+    /// - Throws: ``DocumentImportError`` when the bytes are not a readable PDF or go over `limits`.
+    func importDocument(_ pdf: Data, password: String?, limits: PDFLimits) throws -> ImportedDocument
 }
 
 /// What the upload learns from a PDF.
@@ -49,6 +53,9 @@ public struct DocumentImportError: Error, Sendable, CustomStringConvertible {
         public static let malformed = Code(rawValue: "malformed")
         /// The PDF needs a password that was not given or is wrong.
         public static let passwordRequired = Code(rawValue: "passwordRequired")
+        /// Reading the PDF would go over the server's ``InstantPDF/PDFLimits``; the message names the
+        /// limit and the option that raises it.
+        public static let limitExceeded = Code(rawValue: "limitExceeded")
     }
 
     /// What kind of failure this is.

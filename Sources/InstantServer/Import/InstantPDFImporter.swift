@@ -12,14 +12,16 @@ public struct InstantPDFImporter: DocumentImporter {
     /// Creates the importer.
     public init() {}
 
-    public func importDocument(_ pdf: Data, password: String?) async throws -> ImportedDocument {
+    public func importDocument(_ pdf: Data, password: String?, limits: PDFLimits) throws -> ImportedDocument {
         let document: PDFDocument
         do {
-            document = try PDFDocument(data: pdf, password: password)
+            document = try PDFDocument(data: pdf, password: password, limits: limits)
         } catch {
             switch error.code {
             case .passwordRequired:
                 throw DocumentImportError(.passwordRequired, error.message)
+            case .limitExceeded:
+                throw DocumentImportError(.limitExceeded, PDFLimitRefusal.reason(error))
             default:
                 throw DocumentImportError(.malformed, "the PDF could not be read: \(error.message)")
             }
@@ -47,7 +49,7 @@ public struct InstantPDFImporter: DocumentImporter {
         // A form field listed twice under the same name would collide; the first one wins.
         var seen = Set<String>()
         records = records.filter { seen.insert($0.id).inserted }
-        return ImportedDocument(
+        let imported = ImportedDocument(
             pages: document.pages.map {
                 PageInfo(width: $0.cropBox.width, height: $0.cropBox.height, rotation: $0.rotation)
             },
@@ -56,5 +58,10 @@ public struct InstantPDFImporter: DocumentImporter {
             isPasswordProtected: false,
             baseRecords: records
         )
+        // Objects in streams beyond the limits read as missing: refuse rather than import less.
+        if let exceeded = document.exceededLimit {
+            throw DocumentImportError(.limitExceeded, PDFLimitRefusal.reason(exceeded))
+        }
+        return imported
     }
 }
