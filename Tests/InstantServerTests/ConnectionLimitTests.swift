@@ -13,7 +13,9 @@ struct ConnectionLimitTests {
     static let never = Duration.seconds(600)
 
     @Test func aHeadSentByteByByteIsAnsweredWith408AndClosed() async throws {
-        try await LimitedServer.run(HTTPLimits(headerTimeout: .milliseconds(500), idleTimeout: Self.never)) { server in
+        // 2 s: on a busy machine the first byte may leave late, and a connection silent for the
+        // whole header timeout is closed without an answer (the next test).
+        try await LimitedServer.run(HTTPLimits(headerTimeout: .seconds(2), idleTimeout: Self.never)) { server in
             let connection = try await RawConnection.open(port: server.port)
             let head = "GET /healthcheck HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + String(repeating: "a", count: 1500)
             for byte in head.utf8 where !connection.isClosed {
@@ -67,18 +69,20 @@ struct ConnectionLimitTests {
     }
 
     @Test func anUploadThatKeepsSendingIsNotCut() async throws {
-        let limits = HTTPLimits(headerTimeout: Self.never, bodyTimeout: .seconds(1), idleTimeout: Self.never)
+        // Margins for a busy machine (the whole suite runs in parallel on two cores): pauses of
+        // 100 ms against a 3 s timeout, 6 s in all.
+        let limits = HTTPLimits(headerTimeout: Self.never, bodyTimeout: .seconds(3), idleTimeout: Self.never)
         try await LimitedServer.run(limits) { server in
             let pdf = TestPDF.make(pageCount: 1, contentSize: 4000)
             let connection = try await RawConnection.open(port: server.port)
             try await connection.send(
                 "POST /api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/pdf\r\n"
                     + "Authorization: Token token=\"\(server.apiAuthToken)\"\r\nContent-Length: \(pdf.count)\r\n\r\n")
-            // 60 pieces 50 ms apart: the upload takes longer than the body timeout, each pause less.
+            // 60 pieces 100 ms apart: the upload takes longer than the body timeout, each pause less.
             let pieceSize = pdf.count / 60 + 1
             for start in stride(from: 0, to: pdf.count, by: pieceSize) {
                 try await connection.send(pdf[start..<min(pdf.count, start + pieceSize)])
-                try await Task.sleep(for: .milliseconds(50))
+                try await Task.sleep(for: .milliseconds(100))
             }
             let answer = try await connection.answer()
             #expect(answer?.status == 200, "\(answer?.reason ?? "no answer")")
@@ -194,7 +198,8 @@ struct ConnectionLimitTests {
 
     @Test func aLongPollOutlivesEveryTimeout() async throws {
         let key = try await TestSigningKey(.es256)
-        let short = Duration.milliseconds(300)
+        // Long enough that a probe opened on a busy machine still sends its bytes in time.
+        let short = Duration.seconds(2)
         let limits = HTTPLimits(headerTimeout: short, bodyTimeout: short, idleTimeout: short)
         try await LimitedServer.run(limits, jwt: key.jwtConfiguration) { server in
             let id = try await server.upload()
@@ -210,7 +215,8 @@ struct ConnectionLimitTests {
 
     @Test func aWebSocketOutlivesEveryTimeout() async throws {
         let key = try await TestSigningKey(.es256)
-        let short = Duration.milliseconds(300)
+        // Long enough that a probe opened on a busy machine still sends its bytes in time.
+        let short = Duration.seconds(2)
         let limits = HTTPLimits(headerTimeout: short, bodyTimeout: short, idleTimeout: short)
         try await LimitedServer.run(limits, jwt: key.jwtConfiguration) { server in
             let id = try await server.upload()
