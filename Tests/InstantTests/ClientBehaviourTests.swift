@@ -179,6 +179,37 @@ struct ClientBehaviourTests {
         await server.stop()
     }
 
+    /// The descriptor API of the seeds: identifiers and look-ups through the descriptor, the group
+    /// in effect after a reset, an assignable sync delay.
+    @Test func identifiersAndGroupsThroughTheDescriptor() async throws {
+        let server = try await LiveServer()
+        defer { server.remove() }
+        let client = try server.client("api")
+        let descriptor = try await server.downloaded(client, jwt: try await server.token(defaultGroup: "team"))
+        let other = try await server.downloaded(client, jwt: try await server.token(layer: "other"))
+        let added = try descriptor.editableDocument.add(try note(text: "mine"))
+        let id = try descriptor.identifier(for: added)
+        #expect(try descriptor.annotation(withIdentifier: id, for: descriptor.editableDocument).id == id)
+        #expect(throws: InstantError.self, "another layer's annotation") { try other.identifier(for: added) }
+        #expect(throws: InstantError.self, "never added") { try descriptor.identifier(for: try note()) }
+        #expect(throws: InstantError.self, "another descriptor's document") {
+            try descriptor.annotation(withIdentifier: id, for: other.editableDocument)
+        }
+        #expect(throws: InstantError.self, "unknown identifier") {
+            try descriptor.annotation(withIdentifier: "nope", for: descriptor.editableDocument)
+        }
+
+        try descriptor.overrideDefaultGroup("reviewers")
+        #expect(try descriptor.defaultGroup() == "reviewers")
+        #expect(try descriptor.resetDefaultGroup() == "team")
+        #expect(descriptor.migrationProgress == nil)
+        descriptor.delayForSyncingLocalChanges = 3
+        #expect(descriptor.delayForSyncingLocalChanges == 3)
+        descriptor.delayForSyncingLocalChanges = 0
+        #expect(descriptor.delayForSyncingLocalChanges == 3, "an unsupported delay changes nothing")
+        await server.stop()
+    }
+
     @Test func instantJSONRoundTripsThroughTheLayer() async throws {
         let server = try await LiveServer()
         defer { server.remove() }

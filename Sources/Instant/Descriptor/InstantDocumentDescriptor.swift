@@ -71,7 +71,13 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
 
     /// How long after the last local edit changes are synced automatically (1 s by default);
     /// ``Foundation/TimeInterval/instantSyncingLocalChangesDisabled`` turns that off.
-    public var delayForSyncingLocalChanges: TimeInterval { lock.withLock { machine.automaticSyncDelay.timeInterval } }
+    ///
+    /// Zero, negative and NaN values are not supported and leave the delay as it is; use
+    /// ``setDelayForSyncingLocalChanges(_:)`` to be told.
+    public var delayForSyncingLocalChanges: TimeInterval {
+        get { lock.withLock { machine.automaticSyncDelay.timeInterval } }
+        set { try? setDelayForSyncingLocalChanges(newValue) }
+    }
 
     /// Sets ``delayForSyncingLocalChanges``.
     /// - Throws: ``InstantError/Code/invalidSyncDelay`` for zero, negative or NaN values.
@@ -159,6 +165,36 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
         return document
     }
 
+    /// The stable identifier of an annotation of one of this descriptor's documents: URL-, XML-
+    /// and file-name-safe.
+    /// - Throws: ``InstantError/Code/annotationNotFound`` if the annotation is not in the layer
+    ///   (never added, or of another document).
+    public func identifier(for annotation: Annotation) throws -> String {
+        guard let id = annotation.id,
+            try store.record(documentID: identifier, layer: layerName, id: id)?.kind == "annotation"
+        else {
+            throw InstantError(
+                .annotationNotFound,
+                "The annotation is not in layer '\(layerName)' of '\(identifier)'; add it to the editable document first."
+            )
+        }
+        return id
+    }
+
+    /// The annotation with an identifier from ``identifier(for:)``, as `document` shows it.
+    /// - Throws: ``InstantError/Code/annotationNotFound`` if the layer has no such annotation;
+    ///   ``InstantError/Code/documentInvalidated`` if `document` is not one of this descriptor's.
+    public func annotation(withIdentifier identifier: String, for document: InstantDocument) throws -> Annotation {
+        guard documents.contains(where: { $0 === document }) else {
+            throw InstantError(
+                .documentInvalidated, "The document is not one of this descriptor's (or is no longer valid).")
+        }
+        guard let annotation = try document.annotation(withIdentifier: identifier) else {
+            throw InstantError(.annotationNotFound, "No annotation of this layer has the identifier '\(identifier)'.")
+        }
+        return annotation
+    }
+
     /// Every live document of this descriptor.
     var documents: [InstantDocument] {
         lock.withLock { ([_editableDocument] + readOnlyDocuments.map(\.document)).compactMap { $0 } }
@@ -234,9 +270,12 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     }
 
     /// Goes back to the JWT's `default_group` for new records.
-    public func resetDefaultGroup() throws {
-        _ = try downloadedLayer()
+    /// - Returns: The group now in effect (`nil` is a valid group: none).
+    @discardableResult
+    public func resetDefaultGroup() throws -> String? {
+        let layer = try downloadedLayer()
         try store.setGroupOverride(nil, documentID: identifier, layer: layerName)
+        return layer.defaultGroup
     }
 
     /// The number of pages of the downloaded PDF, or `nil` if it cannot be read.
@@ -292,6 +331,9 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     }
 
     // MARK: Migration
+
+    /// The progress of the content migration running or last run, if any.
+    public var migrationProgress: Progress? { lock.withLock { _migrationProgress } }
 
     /// Rewrites local data written by an older version of the SDK (state
     /// ``InstantDocumentState/needsContentMigration``); the state is
