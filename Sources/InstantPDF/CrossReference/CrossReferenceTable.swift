@@ -15,9 +15,10 @@ struct CrossReferenceTable {
     /// The newest trailer (for xref streams, the stream's dictionary).
     var trailer = PDFDictionary()
 
-    /// What one entry takes in memory (a key and an entry, in a table at most half full), to
-    /// count the entries of cross-reference streams against the document's budget.
-    static let memoryPerEntry = 2 * (MemoryLayout<Int>.stride + MemoryLayout<Entry>.stride)
+    /// What one entry can take in memory (a key and an entry in a hash table between a quarter
+    /// and three quarters full, and the old table while it grows), to count entries against the
+    /// document's budget: a few bytes of a hostile cross-reference section make an entry.
+    static let memoryPerEntry = 4 * (MemoryLayout<Int>.stride + MemoryLayout<Entry>.stride)
 
     /// Adds an entry unless a newer section already defined the object; whether it was added.
     @discardableResult
@@ -106,6 +107,7 @@ extension PDFDocumentReader {
     private func readTable(_ parser: inout PDFParser, into table: inout CrossReferenceTable) throws(PDFError)
         -> PDFDictionary
     {
+        var added = 0
         while true {
             let saved = parser.position
             guard let first = parser.readUnsignedInteger(), let count = parser.readUnsignedInteger() else {
@@ -118,14 +120,12 @@ extension PDFDocumentReader {
                     throw PDFError(.damaged, "a cross-reference entry is broken near byte \(parser.position)")
                 }
                 let type = parser.readToken()
-                let number = first + index
-                if type == [UInt8(ascii: "n")] {
-                    table.addIfAbsent(number, offset == 0 ? .free : .offset(offset, generation: generation))
-                } else {
-                    table.addIfAbsent(number, .free)
-                }
+                let entry: CrossReferenceTable.Entry =
+                    type == [UInt8(ascii: "n")] && offset != 0 ? .offset(offset, generation: generation) : .free
+                try add(entry, number: first &+ index, to: &table, counting: &added)
             }
         }
+        try budget.spend(added * CrossReferenceTable.memoryPerEntry)
         guard parser.readToken() == Array("trailer".utf8) else {
             throw PDFError(.damaged, "no `trailer` after a cross-reference table")
         }
@@ -159,7 +159,6 @@ extension PDFDocumentReader {
             }
             return result
         }
-        // Each byte of a hostile stream can add an entry that takes far more memory than the byte.
         var added = 0
         reading: for (first, count) in ranges {
             for index in 0..<max(0, count) {
@@ -168,6 +167,7 @@ extension PDFDocumentReader {
                 let second = field(widths[1], default: 0)
                 let third = field(widths[2], default: 0)
                 let number = first &+ index
+                // Each byte of a hostile stream can add an entry that takes far more memory.
                 let entry: CrossReferenceTable.Entry
                 switch type {
                 case 0: entry = .free
@@ -175,16 +175,23 @@ extension PDFDocumentReader {
                 case 2: entry = .compressed(stream: second, index: third)
                 default: continue
                 }
-                if table.addIfAbsent(number, entry) {
-                    added += 1
-                    if added % 65_536 == 0 {
-                        try budget.spend(65_536 * CrossReferenceTable.memoryPerEntry)
-                        added = 0
-                    }
-                }
+                try add(entry, number: number, to: &table, counting: &added)
             }
         }
         try budget.spend(added * CrossReferenceTable.memoryPerEntry)
+    }
+
+    /// Adds an entry unless a newer section defined the object, and counts the entries added
+    /// against the budget 65,536 at a time (the caller spends the rest of `added` at the end).
+    private func add(
+        _ entry: CrossReferenceTable.Entry, number: Int, to table: inout CrossReferenceTable, counting added: inout Int
+    ) throws(PDFError) {
+        guard table.addIfAbsent(number, entry) else { return }
+        added += 1
+        if added == 65_536 {
+            try budget.spend(added * CrossReferenceTable.memoryPerEntry)
+            added = 0
+        }
     }
 
     /// Rebuilds the cross-reference table by scanning the whole file for `N G obj` and trailers,
@@ -192,6 +199,8 @@ extension PDFDocumentReader {
     func rebuildCrossReference() throws(PDFError) -> CrossReferenceTable {
         let (offsets, trailerFound) = scanObjectOffsets()
         guard !offsets.isEmpty else { throw PDFError(.notAPDF, "no PDF objects were found in the file") }
+        // The offsets found and the table built from them.
+        try budget.spend(2 * offsets.count * CrossReferenceTable.memoryPerEntry)
         var trailer = trailerFound
         var xrefStreams: [PDFStream] = []
         var table = CrossReferenceTable()

@@ -14,7 +14,7 @@ public struct PDFLimits: Hashable, Sendable {
     /// The default, 256 MiB, bounds what a bomb can take to a few hundred megabytes per operation,
     /// and is far above what real documents need: no file of the project's corpus of real-world
     /// PDFs takes more than 70 KB, and 5,000 of its annotated pages joined into one file with
-    /// object streams (4 MB) take 17 MB. `instant inspect` prints what a file takes.
+    /// object streams (4 MB) take 18 MB. `instant inspect` prints what a file takes.
     public var maxDecodedBytes: Int
     /// The most pixels (width × height) an image the writer decodes may have (PNG attachments of
     /// image annotations), checked before any of its samples are decoded. JPEG attachments are

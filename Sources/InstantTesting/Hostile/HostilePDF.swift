@@ -80,6 +80,7 @@ public enum HostilePDF {
     /// A one-page PDF whose annotations are `count` objects of one object stream that all point at
     /// the same array of `elements` integers: parsing them parses the array `count` times.
     public static func objectStreamRepeats(_ count: Int, elements: Int) -> Data {
+        precondition(count < 65_536, "the cross-reference stream holds indexes in an object stream in 2 bytes")
         var objects = PDFObjects()
         let first = 100
         let header = (0..<count).map { "\(first + $0) 0" }.joined(separator: " ") + "\n"

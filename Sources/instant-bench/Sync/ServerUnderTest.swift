@@ -16,8 +16,11 @@ struct ServerUnderTest {
     private let process: Process?
     private let dataDirectory: URL?
 
-    /// Starts `instant serve` in a temporary data directory.
-    static func start() async throws -> ServerUnderTest {
+    /// Starts `instant serve` in a temporary data directory (removed when it stops), or in
+    /// `dataDirectory` (kept), with `environment` added to this process's environment.
+    static func start(dataDirectory: URL? = nil, environment: [String: String] = [:]) async throws
+        -> ServerUnderTest
+    {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("instant")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -25,10 +28,12 @@ struct ServerUnderTest {
                 "No 'instant' executable beside instant-bench at \(executable.path); "
                     + "build both with `swift build -c release`, or pass --server and --data-dir.")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-\(UUID())")
+        let directory =
+            dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-\(UUID())")
         let process = Process()
         process.executableURL = executable
         process.arguments = ["serve", "--port", "0", "--data-dir", directory.path, "--log-level", "error"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -41,13 +46,13 @@ struct ServerUnderTest {
         guard let range = text.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression),
             let url = URL(string: String(text[range]))
         else { throw BenchmarkError("Cannot read the server's address from: \(text)") }
-        return try await connect(url, dataDirectory: directory, process: process)
+        return try await connect(url, dataDirectory: directory, process: process, removesData: dataDirectory == nil)
     }
 
     /// Uses a running server whose development credentials are in `dataDirectory`.
-    static func connect(_ url: URL, dataDirectory: URL, process: Process? = nil, processID: Int32? = nil)
-        async throws -> ServerUnderTest
-    {
+    static func connect(
+        _ url: URL, dataDirectory: URL, process: Process? = nil, processID: Int32? = nil, removesData: Bool = false
+    ) async throws -> ServerUnderTest {
         guard let credentials = DevelopmentCredentials.load(from: dataDirectory) else {
             throw BenchmarkError("No development key and API token in \(dataDirectory.path).")
         }
@@ -58,7 +63,7 @@ struct ServerUnderTest {
                 privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: credentials.keyPair.algorithm),
             processID: process?.processIdentifier ?? processID,
             process: process,
-            dataDirectory: process == nil ? nil : dataDirectory
+            dataDirectory: removesData ? dataDirectory : nil
         )
     }
 
@@ -71,10 +76,15 @@ struct ServerUnderTest {
     }
 
     /// The server's resident memory in bytes, from /proc.
-    func residentMemory() -> Int? {
+    func residentMemory() -> Int? { memoryFigure("VmRSS:") }
+
+    /// The most resident memory the server has had since it started, in bytes, from /proc.
+    func peakResidentMemory() -> Int? { memoryFigure("VmHWM:") }
+
+    private func memoryFigure(_ name: String) -> Int? {
         guard let processID,
             let status = try? String(contentsOfFile: "/proc/\(processID)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) })
         else { return nil }
         return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
     }
