@@ -111,16 +111,6 @@ final class LiveServer: @unchecked Sendable {
     func remove() { try? FileManager.default.removeItem(at: root) }
 }
 
-/// Waits up to `seconds` (long: the whole test suite may be busy) for `condition`; returns whether it became true.
-func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return try condition()
-}
-
 /// A note annotation.
 func note(page: Int = 0, text: String = "note") throws -> Annotation {
     try Annotation(
