@@ -3,10 +3,10 @@ import ArgumentParser
 /// How `instant serve` reads a limit: its flag, else its environment variable, else the default.
 /// Refusals name the flag or variable the bad value came from.
 enum LimitOption {
-    /// A positive whole number (a size or a count).
-    static func count(_ flag: Int?, _ flagName: String, _ variable: String, _ environment: [String: String]) throws
-        -> Int?
-    {
+    /// A whole number of at least `minimum` (a size or a count).
+    static func count(
+        _ flag: Int?, _ flagName: String, _ variable: String, _ environment: [String: String], minimum: Int = 1
+    ) throws -> Int? {
         let given =
             try flag.map { ($0, flagName) }
             ?? environment[variable].map { text in
@@ -16,7 +16,9 @@ enum LimitOption {
                 return (value, variable)
             }
         guard let (count, name) = given else { return nil }
-        guard count > 0 else { throw ValidationError("\(name) \(count) is not a positive whole number.") }
+        guard count >= minimum else {
+            throw ValidationError("\(name) \(count) is too small: it must be at least \(minimum).")
+        }
         return count
     }
 

@@ -26,9 +26,9 @@ struct PDFLimitOptions: ParsableArguments {
     func limits(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PDFLimits {
         let defaults = PDFLimits.default
         return PDFLimits(
-            maxDecodedBytes: try setting(maxDecodedBytes, .maxDecodedBytes, environment, minimum: 1)
+            maxDecodedBytes: try LimitOption.count(maxDecodedBytes, .maxDecodedBytes, environment, minimum: 1)
                 ?? defaults.maxDecodedBytes,
-            maxImagePixels: try setting(maxImagePixels, .maxImagePixels, environment, minimum: 1)
+            maxImagePixels: try LimitOption.count(maxImagePixels, .maxImagePixels, environment, minimum: 1)
                 ?? defaults.maxImagePixels)
     }
 
@@ -67,23 +67,16 @@ struct PDFProcessingOptions: ParsableArguments {
         let defaults = PDFProcessingConfiguration()
         return PDFProcessingConfiguration(
             limits: try limits.limits(environment: environment),
-            workers: try setting(workers, .workers, environment, minimum: 1) ?? defaults.workers,
-            queueLimit: try setting(queueLimit, .queueLimit, environment, minimum: 0) ?? defaults.queueLimit)
+            workers: try LimitOption.count(workers, .workers, environment, minimum: 1) ?? defaults.workers,
+            queueLimit: try LimitOption.count(queueLimit, .queueLimit, environment, minimum: 0) ?? defaults.queueLimit)
     }
 }
 
-/// A value from its option, else from its environment variable; `nil` when neither is set.
-private func setting(
-    _ option: Int?, _ setting: PDFProcessingConfiguration.Setting, _ environment: [String: String], minimum: Int
-) throws -> Int? {
-    if let option {
-        guard option >= minimum else { throw ValidationError("--\(setting.option) must be \(minimum) or more.") }
-        return option
-    }
-    return try environment[setting.environmentVariable].map { text in
-        guard let value = Int(text), value >= minimum else {
-            throw ValidationError("\(setting.environmentVariable) '\(text)' is not a number of \(minimum) or more.")
-        }
-        return value
+extension LimitOption {
+    /// A whole number of a PDF setting, from its option, else its environment variable.
+    static func count(
+        _ option: Int?, _ setting: PDFProcessingConfiguration.Setting, _ environment: [String: String], minimum: Int
+    ) throws -> Int? {
+        try count(option, "--\(setting.option)", setting.environmentVariable, environment, minimum: minimum)
     }
 }

@@ -50,7 +50,8 @@ struct ConnectionLimitTests {
     }
 
     @Test func aStalledBodyIsAnsweredWith408AndNothingIsStored() async throws {
-        let limits = HTTPLimits(headerTimeout: Self.never, bodyTimeout: .milliseconds(500), idleTimeout: Self.never)
+        // 2 s: the second half of the test's own sending may leave late on a busy machine.
+        let limits = HTTPLimits(headerTimeout: Self.never, bodyTimeout: .seconds(2), idleTimeout: Self.never)
         try await LimitedServer.run(limits) { server in
             let pdf = TestPDF.make(pageCount: 1, contentSize: 20_000)
             let connection = try await RawConnection.open(port: server.port)
@@ -92,7 +93,7 @@ struct ConnectionLimitTests {
     }
 
     @Test func anAnswerTheClientDoesNotReadIsCutOff() async throws {
-        let limits = HTTPLimits(headerTimeout: .seconds(1), bodyTimeout: .milliseconds(300), idleTimeout: Self.never)
+        let limits = HTTPLimits(headerTimeout: .seconds(5), bodyTimeout: .milliseconds(300), idleTimeout: Self.never)
         try await LimitedServer.run(limits) { server in
             // Far more than the socket buffers of both ends hold.
             let pdf = TestPDF.make(pageCount: 1, contentSize: 24_000_000)
