@@ -67,10 +67,11 @@ struct PDFWorkPoolTests {
         let pool = PDFWorkPool(workers: 1, queueLimit: 1)
         let gate = DispatchSemaphore(value: 0)
         let held = Task { try await pool.perform { gate.wait() } }
-        #expect(try await eventually { pool.runningJobs == 1 })
+        // Long waits: the tasks start on Swift's cooperative threads, which a busy suite may hold.
+        #expect(try await eventually(120) { pool.runningJobs == 1 })
         let ran = Flag()
         let waiting = Task { try await pool.perform { ran.set() } }
-        #expect(try await eventually { pool.waitingJobs == 1 })
+        #expect(try await eventually(120) { pool.waitingJobs == 1 })
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
         #expect(pool.waitingJobs == 0)
