@@ -20,6 +20,11 @@ struct InstantAPI: Sendable {
         guard let raw = context.parameters.get(name) else {
             throw .badRequest("The path has no \(what).")
         }
+        return try Self.pathIdentifier(raw, what: what)
+    }
+
+    /// A path segment, percent-decoded and checked against the identifier rules.
+    static func pathIdentifier(_ raw: some StringProtocol, what: String) throws(APIError) -> String {
         guard let value = raw.removingPercentEncoding else {
             throw .badRequest("The \(what) '\(raw)' is not valid percent-encoding.")
         }

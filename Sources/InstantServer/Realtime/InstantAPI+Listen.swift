@@ -117,9 +117,8 @@ extension InstantAPI {
                 (parts[3], parts[5])
             default: nil
             }
-        guard let names, let documentID = names.document.removingPercentEncoding,
-            let layerName = names.layer.removingPercentEncoding,
-            (try? Identifiers.validate(documentID, what: "document id")) != nil,
+        guard let names, let documentID = try? Self.pathIdentifier(names.document, what: "document id"),
+            let layerName = names.layer.isEmpty ? "" : try? Self.pathIdentifier(names.layer, what: "layer name"),
             layerName.isEmpty || (try? Identifiers.validateLayerName(layerName)) != nil,
             let since = try? sinceParameter(request),
             let token = try? await authorizeClient(
