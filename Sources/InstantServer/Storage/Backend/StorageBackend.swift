@@ -1,0 +1,151 @@
+import Foundation
+
+/// A database that ``InstantStorage`` keeps its documents, layers, records and revocations in.
+///
+/// A backend supplies only its own SQL behind the primitives of ``StorageTransaction``; the rules
+/// of the domain (exactly-once pushes, conditions, delete-wins, tombstones, revisions, the thread
+/// cascade, how a layer starts) live once, in ``InstantStorage``. ``SQLiteBackend`` is the embedded
+/// default; ``PostgresBackend`` lets several server nodes share one database.
+///
+/// A transaction's `body` must not start another transaction of the same backend: SQLite has a
+/// single writer, and a pool of connections can run out.
+public protocol StorageBackend: Sendable {
+    /// Runs `body` in one write transaction: it commits when `body` returns and rolls back when it
+    /// throws. Errors of the database come out as ``StorageError`` with
+    /// ``StorageError/Code/backendFailure``.
+    func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+
+    /// Runs `body` in one read-only transaction: every primitive it calls sees the same snapshot.
+    func read<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+
+    /// Throws ``StorageError/Code/backendFailure`` unless the database answers a trivial query now.
+    func checkHealth() async throws
+
+    /// A human-readable description for logs and the healthcheck, without credentials.
+    var description: String { get }
+}
+
+/// A record row as a backend stores it: the record plus the thread root that indexes a live
+/// comment (``InstantStorage`` computes it; the backend only stores and queries it).
+public struct RecordRow: Sendable, Hashable {
+    /// The record.
+    public var record: StoredRecord
+    /// The `rootId` of a live comment, `nil` for everything else.
+    public var threadRoot: String?
+
+    /// Creates a row.
+    public init(record: StoredRecord, threadRoot: String?) {
+        self.record = record
+        self.threadRoot = threadRoot
+    }
+}
+
+/// The primitives of one transaction of a ``StorageBackend``: plain reads and writes of rows,
+/// without decisions. Layer and document identity is always given in full; a primitive never
+/// creates what it was not asked to create.
+public protocol StorageTransaction: Sendable {
+    // MARK: Documents
+
+    /// The document row, or `nil`.
+    func document(id: String) async throws -> StoredDocument?
+
+    /// A page of the documents matching the query, and how many match in total.
+    func documents(_ query: DocumentQuery) async throws -> DocumentListing
+
+    /// Inserts a document row. Returns `false` (and writes nothing) if the id is taken.
+    func insertDocument(_ document: StoredDocument) async throws -> Bool
+
+    /// Deletes the document row with everything that belongs to it (base records, layers,
+    /// records, push state, attachments). Returns whether it existed.
+    func deleteDocument(id: String) async throws -> Bool
+
+    /// Whether any document's PDF has this SHA-256.
+    func isPDFReferenced(sha256: String) async throws -> Bool
+
+    /// Holds, until the transaction ends, a lock that every other transaction taking the same
+    /// content key waits for; used to keep storing and removing a shared PDF from racing. A
+    /// backend with a single writer may do nothing.
+    func lockContent(sha256: String) async throws
+
+    /// Stores the document's base records (revision 0, no users).
+    func insertBaseRecords(documentID: String, _ records: [RecordWrite]) async throws
+
+    /// The document's base records, ordered by id.
+    func baseRecords(documentID: String) async throws -> [StoredRecord]
+
+    // MARK: Layers
+
+    /// The layers of a document, ordered by name.
+    func layers(documentID: String) async throws -> [StoredLayer]
+
+    /// The layer, or `nil`. With `forUpdate`, the layer row stays locked until the transaction ends,
+    /// so that commits to one layer follow each other even across server nodes.
+    func layer(documentID: String, name: String, forUpdate: Bool) async throws -> StoredLayer?
+
+    /// Inserts a layer row with the given revision. Returns `false` (and writes nothing) if the
+    /// document already has a layer of that name.
+    func insertLayer(documentID: String, name: String, revision: Int64) async throws -> Bool
+
+    /// Sets the revision of a layer.
+    func setRevision(documentID: String, layer: String, to revision: Int64) async throws
+
+    /// Deletes a layer with its records and push state. Returns whether it existed.
+    func deleteLayer(documentID: String, name: String) async throws -> Bool
+
+    // MARK: Records
+
+    /// The live records of a layer, optionally of one kind, ordered by id.
+    func liveRecords(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord]
+
+    /// The records with the given ids (tombstones included), in no particular order.
+    func records(documentID: String, layer: String, ids: [String]) async throws -> [StoredRecord]
+
+    /// The live comments whose thread root is one of the given ids, ordered by id.
+    func comments(documentID: String, layer: String, threadRoots: [String]) async throws -> [StoredRecord]
+
+    /// The records (tombstones included) with a revision above the given one, by revision then id.
+    func records(documentID: String, layer: String, changedAfter revision: Int64) async throws -> [StoredRecord]
+
+    /// Inserts or replaces records of a layer.
+    func upsert(_ rows: [RecordRow], documentID: String, layer: String) async throws
+
+    /// Copies the live records of one layer into another (empty) layer of the same document, with
+    /// the given revision and time, keeping everything else (thread roots included). Returns the
+    /// number of records copied.
+    func copyLiveRecords(documentID: String, from source: String, to target: String, revision: Int64, at time: Date)
+        async throws -> Int
+
+    // MARK: Exactly-once push state
+
+    /// The last push id applied for a client on a layer, or `nil`.
+    func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64?
+
+    /// Stores the last push id applied for a client on a layer, with the layer revision after it.
+    func setLastPushID(_ pushID: Int64, documentID: String, layer: String, client: ClientIdentity, revision: Int64)
+        async throws
+
+    // MARK: Attachments
+
+    /// Stores an attachment of a document unless the document has one with that SHA-256.
+    func insertAttachment(documentID: String, _ attachment: StoredAttachment) async throws
+
+    /// The attachment of a document with the given SHA-256, or `nil`.
+    func attachment(documentID: String, sha256: String) async throws -> StoredAttachment?
+
+    /// The SHA-256 keys of the attachments the document has, of those asked for.
+    func attachmentKeys(documentID: String, among keys: [String]) async throws -> Set<String>
+
+    // MARK: Token revocation
+
+    /// Records token ids as revoked at the given time (ids already revoked stay as they are).
+    func revokeTokens(ids: [String], at time: Date) async throws
+
+    /// Whether a token id was revoked.
+    func isTokenRevoked(id: String) async throws -> Bool
+
+    // MARK: Notifications
+
+    /// Announces a change to the other server nodes when the transaction commits (nothing if it
+    /// rolls back). A backend that serves one node may do nothing.
+    func announce(_ event: StorageEvent) async throws
+}
