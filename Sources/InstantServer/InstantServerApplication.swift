@@ -23,7 +23,7 @@ import Prometheus
 /// - Throws: ``ClientTokenError`` when the JWT key configuration is unusable.
 public func buildInstantApplication(
     configuration: InstantServerConfiguration,
-    storage: any InstantStorage,
+    storage: InstantStorage,
     importer: any DocumentImporter,
     logger: Logger = Logger(label: "instant.server"),
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
@@ -59,14 +59,14 @@ public func buildInstantApplication(
 /// upgrades and serves them). The caller runs `pdfWork` as a service of its application.
 public func buildInstantRouters(
     configuration: InstantServerConfiguration,
-    storage: any InstantStorage,
+    storage: InstantStorage,
     importer: any DocumentImporter,
     events: LayerEvents? = nil,
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     pdfWork: PDFWorkPool
 ) async throws -> (http: Router<InstantRequestContext>, listening: ListeningEndpoint) {
     let events = events ?? LayerEvents(limits: configuration.clientLimits.listening)
-    let storage = NotifyingStorage(base: storage, events: events)
+    storage.addObserver(events)
     let api = InstantAPI(
         storage: storage, importer: importer, configuration: configuration, events: events, pdfWork: pdfWork)
     var verifier: ClientTokenVerifier?

@@ -40,7 +40,7 @@ public final class InstantTestServer: Sendable {
     ///   - longPollTimeout: How long a long-poll waits before answering with no change.
     ///   - httpLimits: The connections' timeouts and limits.
     public static func start(
-        storage: any InstantStorage,
+        storage: InstantStorage,
         importer: any DocumentImporter,
         jwt: JWTConfiguration? = nil,
         apiAuthToken: String = UUID().uuidString,

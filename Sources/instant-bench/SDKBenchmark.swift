@@ -27,7 +27,7 @@ struct SDKBenchmark: AsyncParsableCommand {
     func run() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-sdk-\(UUID())")
         defer { try? FileManager.default.removeItem(at: root) }
-        let storage = try SQLiteStorage(directory: root.appendingPathComponent("server"))
+        let storage = try InstantStorage.sqlite(directory: root.appendingPathComponent("server"))
         let key = try await TestSigningKey(.es256)
         let server = try await InstantTestServer.start(
             storage: storage, importer: InstantPDFImporter(), jwt: key.jwtConfiguration,

@@ -253,7 +253,7 @@ struct LimitedServer {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let server = try await InstantTestServer.start(
-            storage: try SQLiteStorage(directory: directory.url),
+            storage: try InstantStorage.sqlite(directory: directory.url),
             importer: InstantPDFImporter(),
             jwt: jwt,
             apiAuthToken: apiToken,

@@ -16,7 +16,7 @@ struct InstantTestServerTests {
         defer { directory.remove() }
         let key = try await TestSigningKey(.es256)
         let server = try await InstantTestServer.start(
-            storage: try SQLiteStorage(directory: directory.url),
+            storage: try InstantStorage.sqlite(directory: directory.url),
             importer: InstantPDFImporter(),
             jwt: key.jwtConfiguration
         )

@@ -91,7 +91,7 @@ struct OpenAPIDocumentTests {
         let configuration = InstantServerConfiguration(hostname: "127.0.0.1", port: 0, apiAuthToken: "token")
         let routers = try await buildInstantRouters(
             configuration: configuration,
-            storage: try SQLiteStorage(directory: directory.url),
+            storage: try InstantStorage.sqlite(directory: directory.url),
             importer: InstantPDFImporter(),
             pdfWork: PDFWorkPool(configuration: configuration.pdfProcessing)
         )

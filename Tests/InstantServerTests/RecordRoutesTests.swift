@@ -243,7 +243,7 @@ struct RecordRoutesTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         do {
-            let storage = try SQLiteStorage(directory: directory.url)
+            let storage = try InstantStorage.sqlite(directory: directory.url)
             let pdf = TestPDF.make(pageCount: 1)
             func base(_ objectID: Int) -> RecordWrite {
                 var content = noteContent(id: String(objectID)).objectValue!

@@ -82,7 +82,7 @@ struct ServeProcessTests {
 
     /// Stores a one-page document with the id `doc` in a data directory, as an upload would.
     static func storeDocument(in directory: URL) async throws {
-        let storage = try SQLiteStorage(directory: directory)
+        let storage = try InstantStorage.sqlite(directory: directory)
         let pdf = TestPDF.make(pageCount: 1)
         try await storage.createDocument(
             StoredDocument(
@@ -121,7 +121,7 @@ struct ServeProcessTests {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
 
-        let reopened = try SQLiteStorage(directory: directory.url)
+        let reopened = try InstantStorage.sqlite(directory: directory.url)
         let ids = try await reopened.records(documentID: "doc", layer: "", kind: .annotation).map(\.id)
         #expect(ids == ["a0", "a1", "a2", "a3", "a4"])
 
@@ -231,7 +231,7 @@ struct ServeProcessTests {
         #expect(status == 0, "\(syncOutput)")
         server.terminate()
         server.waitUntilExit()
-        let ids = try await SQLiteStorage(directory: directory.url).records(
+        let ids = try await InstantStorage.sqlite(directory: directory.url).records(
             documentID: "doc", layer: "", kind: .annotation
         )
         .map(\.id)
@@ -288,7 +288,7 @@ struct ServeProcessTests {
         let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
         let verifier = try await ClientTokenVerifier(
             configuration: JWTConfiguration(publicKeyPEM: credentials.keyPair.publicKeyPEM, algorithm: .es256),
-            storage: try SQLiteStorage(directory: directory.url)
+            storage: try InstantStorage.sqlite(directory: directory.url)
         )
         let token = try await verifier.verify(tokenOutput.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(token.documentID == "doc")

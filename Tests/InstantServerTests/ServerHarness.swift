@@ -25,7 +25,7 @@ struct ServerHarness {
 
     /// Runs `body` against a freshly started server; the server stops afterwards.
     func run<Value: Sendable>(_ body: @Sendable (Client) async throws -> Value) async throws -> Value {
-        let storage = try SQLiteStorage(directory: directory)
+        let storage = try InstantStorage.sqlite(directory: directory)
         var configuration = InstantServerConfiguration(
             hostname: "127.0.0.1",
             port: 0,

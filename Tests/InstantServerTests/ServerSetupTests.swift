@@ -21,7 +21,7 @@ struct ServerSetupTests {
             )[.posixPermissions] as? Int
         #expect(permissions == 0o600)
 
-        let storage = try SQLiteStorage(directory: directory.url)
+        let storage = try InstantStorage.sqlite(directory: directory.url)
         let issuer = try await ClientTokenIssuer(privateKeyPEM: again.keyPair.privateKeyPEM, algorithm: .es256)
         let verifier = try await ClientTokenVerifier(
             configuration: JWTConfiguration(publicKeyPEM: created.keyPair.publicKeyPEM, algorithm: .es256),
@@ -46,7 +46,7 @@ struct ServerSetupTests {
     @Test func unusableKeysAreRefusedAtStartup() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+        let storage = try InstantStorage.sqlite(directory: directory.url)
         let ecKey = DevelopmentKeyPair().publicKeyPEM
         await #expect(throws: ClientTokenError.self) {
             try await ClientTokenVerifier(

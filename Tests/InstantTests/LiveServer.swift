@@ -42,7 +42,7 @@ final class LiveServer: @unchecked Sendable {
         root: URL, key: TestSigningKey, longPollTimeout: Duration, clientLimits: ClientLimits
     ) async throws -> InstantTestServer {
         try await InstantTestServer.start(
-            storage: try SQLiteStorage(directory: root.appendingPathComponent("server")),
+            storage: try InstantStorage.sqlite(directory: root.appendingPathComponent("server")),
             importer: InstantPDFImporter(), jwt: key.jwtConfiguration, apiAuthToken: "api-token",
             clientLimits: clientLimits, longPollTimeout: longPollTimeout)
     }

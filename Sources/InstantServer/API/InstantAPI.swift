@@ -6,7 +6,7 @@ import NIOCore
 
 /// The shared state of the route handlers.
 struct InstantAPI: Sendable {
-    let storage: any InstantStorage
+    let storage: InstantStorage
     let importer: any DocumentImporter
     let configuration: InstantServerConfiguration
     /// Wakes listeners; the storage above reports to it.

@@ -149,7 +149,7 @@ struct InstantJSONImport {
 
     /// Stores the attachments, then applies every record change in one transaction.
     @discardableResult
-    func apply(to storage: any InstantStorage, documentID: String, layer: String) async throws -> CommitResult {
+    func apply(to storage: InstantStorage, documentID: String, layer: String) async throws -> CommitResult {
         for attachment in attachments {
             try await storage.putAttachment(
                 documentID: documentID,

@@ -7,7 +7,7 @@ import JWTKit
 public struct ClientTokenVerifier: Sendable {
     let keys: JWTKeyCollection
     let algorithm: JWTSigningAlgorithm
-    let storage: any InstantStorage
+    let storage: InstantStorage
     /// How much clock difference is tolerated for `exp` and `nbf`, in seconds.
     let leeway: TimeInterval = 5
     /// Tokens whose signature and claims were checked already: a client sends the same token with
@@ -17,7 +17,7 @@ public struct ClientTokenVerifier: Sendable {
     /// Creates a verifier for the configured key.
     /// - Throws: ``ClientTokenError`` with ``ClientTokenError/Code/invalidConfiguration`` when the key
     ///   cannot be read for the algorithm.
-    public init(configuration: JWTConfiguration, storage: any InstantStorage) async throws {
+    public init(configuration: JWTConfiguration, storage: InstantStorage) async throws {
         let keys = JWTKeyCollection()
         do {
             switch configuration.algorithm {

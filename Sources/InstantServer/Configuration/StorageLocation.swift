@@ -36,10 +36,10 @@ public enum StorageLocation: Sendable, Hashable {
     }
 
     /// Opens the storage at this location.
-    public func open() throws -> any InstantStorage {
+    public func open() throws -> InstantStorage {
         switch self {
         case .sqlite(let databasePath, let pdfDirectory):
-            try SQLiteStorage(databasePath: databasePath, pdfDirectory: pdfDirectory)
+            try InstantStorage.sqlite(databasePath: databasePath, pdfDirectory: pdfDirectory)
         }
     }
 }

@@ -168,17 +168,6 @@ public struct LayerChanges: Sendable, Hashable {
     }
 }
 
-/// A consistent view of one layer inside a write transaction, for deciding a batch of changes
-/// against the records as they are at commit time.
-public protocol LayerTransactionReader {
-    /// The layer's revision before the batch.
-    var revision: Int64 { get }
-    /// The record with the given id (tombstones included), or `nil`.
-    func record(id: String) throws -> StoredRecord?
-    /// The live comments whose thread root (`rootId`) is the given record.
-    func comments(inThread rootID: String) throws -> [StoredRecord]
-}
-
 /// The changes a decision made inside a write transaction, plus what the caller wants to keep from it.
 public struct LayerDecision<Outcome: Sendable>: Sendable {
     /// The changes to apply; failed conditions are skipped and reported.

@@ -19,13 +19,11 @@ extension InstantAPI {
         let document = try await requireDocument(documentID)
         let current = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
 
-        var attachments: Set<String> = []
-        for change in syncRequest.changes {
-            guard case .put(let content, _) = change.operation, let key = content["imageAttachmentId"]?.stringValue,
-                !attachments.contains(key)
-            else { continue }
-            if try await storage.attachment(documentID: documentID, sha256: key) != nil { attachments.insert(key) }
+        let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
+            guard case .put(let content, _) = change.operation else { return nil }
+            return content["imageAttachmentId"]?.stringValue
         }
+        let attachments = try await storage.attachmentKeys(documentID: documentID, among: referencedAttachments)
         let planner = SyncPlanner(
             token: token,
             request: syncRequest,

@@ -22,15 +22,18 @@ struct SyncPlanner: Sendable {
         var content: JSONValue?
     }
 
-    func decide(_ reader: any LayerTransactionReader) throws -> LayerDecision<[SyncRejection]> {
+    func decide(_ reader: LayerReader) async throws -> LayerDecision<[SyncRejection]> {
         var changes: [RecordChange] = []
         var rejections: [SyncRejection] = []
+        // Every stored record the decisions look at, read at once: the records the push names, the
+        // roots of the threads its comments reply to, and the fields its form values fill.
+        let stored = try await reader.records(ids: Array(referencedIDs))
         // Records put or deleted earlier in this push, so later changes see them.
         var overlay: [String: Known] = [:]
 
-        func known(_ id: String) throws -> Known? {
+        func known(_ id: String) -> Known? {
             if let value = overlay[id] { return value }
-            return try reader.record(id: id).map { record in
+            return stored[id].map { record in
                 Known(
                     kind: record.kind,
                     subject: .init(createdBy: record.createdBy, group: record.group),
@@ -48,11 +51,12 @@ struct SyncPlanner: Sendable {
                 reject(.permissionDenied, "The token has no 'write' permission, which every change needs.")
                 continue
             }
-            let stored = try reader.record(id: change.id)
-            let existing = try known(change.id)
+            let existing = known(change.id)
             switch change.operation {
             case .put(let content, let explicitGroup):
-                if let stored, stored.isDeleted, stored.revision > request.baseRevision, overlay[change.id] == nil {
+                if let stored = stored[change.id], stored.isDeleted, stored.revision > request.baseRevision,
+                    overlay[change.id] == nil
+                {
                     reject(
                         .recordDeleted,
                         "The record was deleted at revision \(stored.revision), after your base revision "
@@ -86,7 +90,7 @@ struct SyncPlanner: Sendable {
                     createdBy: live?.subject.createdBy ?? token.userID,
                     group: group
                 )
-                if let denial = try putDenial(
+                if let denial = putDenial(
                     change, content: content, live: live, subject: subject, known: known)
                 {
                     reject(.permissionDenied, denial)
@@ -127,29 +131,29 @@ struct SyncPlanner: Sendable {
                 }
                 changes.append(.delete(id: change.id, user: token.userID))
                 overlay[change.id] = Known(kind: existing.kind, subject: existing.subject, isLive: false, content: nil)
-                if existing.kind == .annotation {
-                    // Deleting a thread's root deletes its comments.
-                    for comment in try reader.comments(inThread: change.id) where overlay[comment.id]?.isLive != false {
-                        changes.append(.delete(id: comment.id, user: token.userID))
-                        overlay[comment.id] = Known(
-                            kind: .comment,
-                            subject: .init(createdBy: comment.createdBy, group: comment.group),
-                            isLive: false,
-                            content: nil
-                        )
-                    }
-                    for (id, value) in overlay
-                    where value.isLive && value.kind == .comment
-                        && value.content?["rootId"]?.stringValue == change.id
-                    {
-                        changes.append(.delete(id: id, user: token.userID))
-                        overlay[id]?.isLive = false
-                    }
-                }
+            // Deleting a thread's root deletes its comments: the storage does that for every
+            // writer.
             }
         }
         return LayerDecision(changes: changes, outcome: rejections)
     }
+
+    /// The ids of the stored records the decisions may look at.
+    var referencedIDs: Set<String> {
+        var ids: Set<String> = []
+        for change in request.changes {
+            ids.insert(change.id)
+            guard case .put(let content, _) = change.operation else { continue }
+            if change.kind == .comment, let root = content["rootId"]?.stringValue { ids.insert(root) }
+            if change.kind == .formFieldValue, let name = content["name"]?.stringValue {
+                ids.insert(Self.formFieldID(name))
+            }
+        }
+        return ids
+    }
+
+    /// The record id of the form field with the given name.
+    static func formFieldID(_ name: String) -> String { "formField:\(name)" }
 
     /// Why the collaboration permissions refuse a put, or `nil` if they allow it.
     private func putDenial(
@@ -157,8 +161,8 @@ struct SyncPlanner: Sendable {
         content: JSONValue,
         live: Known?,
         subject: CollaborationPermissions.Subject,
-        known: (String) throws -> Known?
-    ) throws -> String? {
+        known: (String) -> Known?
+    ) -> String? {
         guard let permissions = token.collaborationPermissions else { return nil }
         let user = token.userID
         switch change.kind {
@@ -178,7 +182,7 @@ struct SyncPlanner: Sendable {
                     + "'\(subject.group ?? "")'."
             }
             if change.kind == .comment {
-                guard let rootID = content["rootId"]?.stringValue, let root = try known(rootID), root.isLive else {
+                guard let rootID = content["rootId"]?.stringValue, let root = known(rootID), root.isLive else {
                     return "The comment's thread root '\(content["rootId"]?.stringValue ?? "")' does not exist."
                 }
                 guard permissions.allows(.view, .annotations, root.subject, user: user),
@@ -192,7 +196,7 @@ struct SyncPlanner: Sendable {
             return nil
         case .formFieldValue:
             let name = content["name"]?.stringValue ?? ""
-            let field = try known("formField:\(name)")
+            let field = known(Self.formFieldID(name))
             let fieldSubject = field?.subject ?? live?.subject ?? subject
             guard permissions.allows(.fill, .formFields, fieldSubject, user: user) else {
                 return "Your collaboration permissions do not allow filling the form field '\(name)'."

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import InstantJSON
 
-extension SQLiteStorage {
+extension SQLiteBackend {
     /// The schema's migrations, in order. Never edit a registered migration: add a new one.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

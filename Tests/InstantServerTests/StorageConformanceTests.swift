@@ -1,12 +1,12 @@
 import Foundation
-import GRDB
 import InstantJSON
+import Synchronization
 import Testing
 
 @testable import InstantServer
 
-@Suite("SQLite storage")
-struct SQLiteStorageTests {
+@Suite("Storage: the rules of every backend")
+struct StorageConformanceTests {
     static func document(id: String, pdf: Data, title: String? = nil) -> StoredDocument {
         StoredDocument(
             id: id,
@@ -29,10 +29,10 @@ struct SQLiteStorageTests {
 
     static let pdf = Data("%PDF-1.7\n% test bytes\n%%EOF\n".utf8)
 
-    @Test func documentsRoundTripAndShareTheirPDF() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func documentsRoundTripAndShareTheirPDF(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         try await storage.createDocument(
             Self.document(id: "a", pdf: Self.pdf, title: "Alpha"), pdf: Self.pdf, baseRecords: [])
         try await storage.createDocument(
@@ -41,9 +41,7 @@ struct SQLiteStorageTests {
         let stored = try #require(try await storage.document(id: "a"))
         #expect(stored == Self.document(id: "a", pdf: Self.pdf, title: "Alpha"))
         #expect(try await storage.pdf(sha256: Attachment.key(for: Self.pdf)) == Self.pdf)
-        let files = try FileManager.default.contentsOfDirectory(
-            atPath: directory.url.appendingPathComponent("pdfs").path)
-        #expect(files == ["\(Attachment.key(for: Self.pdf)).pdf"])
+        #expect(try await storage.pdfs.size(sha256: Attachment.key(for: Self.pdf)) == Self.pdf.count)
 
         await #expect(throws: StorageError.self) {
             try await storage.createDocument(Self.document(id: "a", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
@@ -64,10 +62,12 @@ struct SQLiteStorageTests {
         #expect(try await storage.deleteDocument(id: "b") == false)
     }
 
-    @Test func revisionsAndChangesSinceIncludeTombstones() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func revisionsAndChangesSinceIncludeTombstones(_ kind: StorageKind)
+        async throws
+    {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         #expect(try await storage.layer(documentID: "d", name: "")?.revision == 0)
 
@@ -96,10 +96,10 @@ struct SQLiteStorageTests {
         #expect(try await storage.records(documentID: "d", layer: "", kind: .annotation).map(\.id) == ["B"])
     }
 
-    @Test func aFailedConditionWritesNothing() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func aFailedConditionWritesNothing(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         _ = try await storage.apply(
             [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
@@ -129,10 +129,12 @@ struct SQLiteStorageTests {
         #expect(result.skipped.first?.error.code == .recordNotFound)
     }
 
-    @Test func deleteWinsOverAPutBasedOnAnOlderRevision() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func deleteWinsOverAPutBasedOnAnOlderRevision(_ kind: StorageKind)
+        async throws
+    {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         _ = try await storage.apply(
             [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
@@ -155,10 +157,10 @@ struct SQLiteStorageTests {
         #expect(again.applied.map(\.id) == ["A"])
     }
 
-    @Test func layersStartFromBaseRecordsOrACopy() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func layersStartFromBaseRecordsOrACopy(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         let base = [Self.annotation("12", pdfObjectID: 12)]
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: base)
 
@@ -202,12 +204,13 @@ struct SQLiteStorageTests {
         }
     }
 
-    @Test func attachmentsAndRevocationsPersistAcrossReopening() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+    @Test(arguments: StorageKind.allCases)
+    func attachmentsAndRevocationsPersistAcrossReopening(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
         let image = Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3])
         do {
-            let storage = try SQLiteStorage(directory: directory.url)
+            let storage = fixture.storage
             try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
             let sha = try await storage.putAttachment(documentID: "d", data: image, contentType: "image/png")
             #expect(sha == Attachment.key(for: image))
@@ -216,7 +219,7 @@ struct SQLiteStorageTests {
             _ = try await storage.apply(
                 [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
         }
-        let reopened = try SQLiteStorage(directory: directory.url)
+        let reopened = try await fixture.reopened()
         #expect(try await reopened.attachment(documentID: "d", sha256: Attachment.key(for: image))?.data == image)
         #expect(
             try await reopened.attachment(documentID: "d", sha256: Attachment.key(for: image))?.contentType
@@ -227,10 +230,12 @@ struct SQLiteStorageTests {
         #expect(try await reopened.record(documentID: "d", layer: "", id: "A")?.content == Self.annotation("A").content)
     }
 
-    @Test func concurrentWritersEachGetTheirOwnRevision() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func concurrentWritersEachGetTheirOwnRevision(_ kind: StorageKind)
+        async throws
+    {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let revisions = try await withThrowingTaskGroup(of: Int64.self) { group in
             for index in 0..<20 {
@@ -249,10 +254,10 @@ struct SQLiteStorageTests {
         #expect(try await storage.records(documentID: "d", layer: "", kind: nil).count == 20)
     }
 
-    @Test func aPushIsAppliedExactlyOnce() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func aPushIsAppliedExactlyOnce(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let alice = ClientIdentity(userID: "alice", clientID: "client-1")
         let push = ClientPush(client: alice, pushID: 7)
@@ -306,38 +311,12 @@ struct SQLiteStorageTests {
         #expect(try await storage.lastPushID(documentID: "d", layer: "", client: alice) == 7)
     }
 
-    /// A database of the schema before client identities keeps its clients' last push ids, under the
-    /// anonymous user scope.
-    @Test func exactlyOnceStateSurvivesTheClientIdentityMigration() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.url.appendingPathComponent("instant.sqlite").path
-        let queue = try DatabaseQueue(path: path)
-        try SQLiteStorage.migrator.migrate(queue, upTo: "v2-comment-threads")
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
-                    VALUES ('d', 'x', 1, '[]', 0, 0);
-                    INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 4);
-                    INSERT INTO client_pushes (document_id, layer, client_id, push_id, revision)
-                    VALUES ('d', '', 'client-1', 9, 4);
-                    """)
-        }
-        try queue.close()
-        let storage = try SQLiteStorage(
-            databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"))
-        let client = ClientIdentity(userID: nil, clientID: "client-1")
-        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: client) == 9)
-        #expect(
-            try await storage.lastPushID(
-                documentID: "d", layer: "", client: ClientIdentity(userID: "alice", clientID: "client-1")) == nil)
-    }
-
-    @Test func aPushIDFarAboveTheLastOneIsRefusedAndChangesNothing() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func aPushIDFarAboveTheLastOneIsRefusedAndChangesNothing(_ kind: StorageKind)
+        async throws
+    {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let client = ClientIdentity(userID: nil, clientID: "client-1")
         for pushID in [Int64.max, ClientPush.maximumStep + 1] {
@@ -355,10 +334,12 @@ struct SQLiteStorageTests {
         #expect(next.revision == 1)
     }
 
-    @Test func aDocumentIsCreatedWithItsInitialContentInOneTransaction() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let storage = try SQLiteStorage(directory: directory.url)
+    @Test(arguments: StorageKind.allCases) func aDocumentIsCreatedWithItsInitialContentInOneTransaction(
+        _ kind: StorageKind
+    ) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
         let image = StoredAttachment(sha256: Attachment.key(for: Data([7])), contentType: "image/png", data: Data([7]))
         await #expect(throws: StorageError.self) {
             try await storage.createDocument(
@@ -387,4 +368,96 @@ struct SQLiteStorageTests {
         try await storage.createLayer(documentID: "d", name: "fresh", source: .baseRecords)
         #expect(try await storage.records(documentID: "d", layer: "fresh", kind: nil).map(\.id) == ["12", "13"])
     }
+
+    static func comment(_ id: String, root: String) -> RecordWrite {
+        RecordWrite(
+            id: id, kind: .comment,
+            content: Data(#"{"id":"\#(id)","type":"pspdfkit/comment","v":2,"rootId":"\#(root)","pageIndex":0}"#.utf8))
+    }
+
+    /// Deleting an annotation deletes the comments of its thread, through any writer: stored ones,
+    /// and ones put earlier in the same batch.
+    @Test(arguments: StorageKind.allCases)
+    func deletingAnAnnotationDeletesItsThread(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        _ = try await storage.apply(
+            [
+                .put(Self.annotation("A")), .put(Self.annotation("B")), .put(Self.comment("c1", root: "A")),
+                .put(Self.comment("c2", root: "B")),
+            ],
+            documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        let result = try await storage.apply(
+            [.put(Self.comment("c3", root: "A")), .delete(id: "A", user: "u1", condition: .exists)],
+            documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        #expect(result.applied.map(\.id) == ["c3", "A", "c1", "c3"])
+        #expect(result.applied.dropFirst().allSatisfy { $0.isDeleted && $0.updatedBy == "u1" })
+        #expect(try await storage.records(documentID: "d", layer: "", kind: nil).map(\.id) == ["B", "c2"])
+        #expect(try await storage.record(documentID: "d", layer: "", id: "c3")?.isDeleted == true)
+    }
+
+    /// The server keeps who created a record: an edit by another user changes only `updatedBy`,
+    /// and a record created again after its deletion belongs to its new creator.
+    @Test(arguments: StorageKind.allCases)
+    func theCreatorOfARecordIsKept(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        func put(_ user: String) -> RecordChange {
+            var write = Self.annotation("A")
+            write.user = user
+            return .put(write)
+        }
+        _ = try await storage.apply([put("alice")], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        _ = try await storage.apply([put("bob")], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        let edited = try #require(try await storage.record(documentID: "d", layer: "", id: "A"))
+        #expect(edited.createdBy == "alice")
+        #expect(edited.updatedBy == "bob")
+        _ = try await storage.apply([.delete(id: "A")], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        _ = try await storage.apply([put("carol")], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        #expect(try await storage.record(documentID: "d", layer: "", id: "A")?.createdBy == "carol")
+    }
+
+    /// Observers hear of every committed change, once, after the commit, and of nothing that
+    /// changed nothing.
+    @Test(arguments: StorageKind.allCases)
+    func observersHearOfCommittedChanges(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        let heard = EventRecorder()
+        storage.addObserver(heard)
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        _ = try await storage.apply(
+            [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        _ = try await storage.apply(
+            [.delete(id: "missing")], documentID: "d", layer: "", onConditionFailure: .skipChange)
+        await #expect(throws: StorageError.self) {
+            try await storage.apply(
+                [.put(Self.annotation("B"), condition: .exists)], documentID: "d", layer: "",
+                onConditionFailure: .abortBatch)
+        }
+        try await storage.createLayer(documentID: "d", name: "review", source: .layer(""))
+        try await storage.revokeTokens(ids: ["t1"])
+        _ = try await storage.deleteDocument(id: "d")
+        #expect(
+            heard.events == [
+                .revisionChanged(documentID: "d", layer: "", revision: 0),
+                .revisionChanged(documentID: "d", layer: "", revision: 1),
+                .revisionChanged(documentID: "d", layer: "review", revision: 1),
+                .tokensRevoked(["t1"]),
+                .layerRemoved(documentID: "d", layer: ""),
+                .layerRemoved(documentID: "d", layer: "review"),
+            ])
+    }
+}
+
+/// Keeps the events a storage reports, in order.
+final class EventRecorder: StorageObserver {
+    private let recorded = Mutex<[StorageEvent]>([])
+    var events: [StorageEvent] { recorded.withLock { $0 } }
+    func storageCommitted(_ events: [StorageEvent]) async { recorded.withLock { $0 += events } }
 }

@@ -1,0 +1,270 @@
+import Foundation
+import InstantJSON
+
+extension InstantStorage {
+    /// The live (not deleted) records of a layer, optionally of one kind, ordered by id.
+    /// - Throws: ``StorageError/Code/layerNotFound``.
+    public func records(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
+        try await backend.read { transaction in
+            _ = try await Self.requireLayer(transaction, documentID: documentID, name: layer)
+            return try await transaction.liveRecords(documentID: documentID, layer: layer, kind: kind)
+        }
+    }
+
+    /// The record with the given id (tombstones included), or `nil`.
+    /// - Throws: ``StorageError/Code/layerNotFound``.
+    public func record(documentID: String, layer: String, id: String) async throws -> StoredRecord? {
+        try await backend.read { transaction in
+            _ = try await Self.requireLayer(transaction, documentID: documentID, name: layer)
+            return try await transaction.records(documentID: documentID, layer: layer, ids: [id]).first
+        }
+    }
+
+    /// The layer's current revision and every record (tombstones included) changed after `revision`.
+    /// - Throws: ``StorageError/Code/layerNotFound``.
+    public func changes(documentID: String, layer: String, since revision: Int64) async throws -> LayerChanges {
+        try await backend.read { transaction in
+            let current = try await Self.requireLayer(transaction, documentID: documentID, name: layer)
+            let records = try await transaction.records(documentID: documentID, layer: layer, changedAfter: revision)
+            return LayerChanges(revision: current.revision, records: records)
+        }
+    }
+
+    /// The last push id applied for a client (its id within its user's scope) on a layer, or `nil`.
+    public func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
+        try await backend.read { try await $0.lastPushID(documentID: documentID, layer: layer, client: client) }
+    }
+
+    /// Applies a batch of changes in one transaction. When at least one change applies, the layer
+    /// revision goes up by one and every applied record carries the new revision.
+    ///
+    /// With a `push`, the batch is applied exactly once: the last push id of the push's
+    /// ``ClientIdentity`` (client id and user together) is stored in the same transaction, and a
+    /// push whose id is not above it writes nothing and comes back with
+    /// ``CommitResult/isDuplicatePush`` set.
+    /// - Throws: ``StorageError/Code/layerNotFound``; ``StorageError/Code/pushOutOfRange`` for a push
+    ///   id too far above the last one (``ClientPush/stepProblem(after:)``; nothing is written); with
+    ///   ``ConditionFailurePolicy/abortBatch``, the first failed condition's error (and nothing is
+    ///   written).
+    public func apply(
+        _ changes: [RecordChange],
+        documentID: String,
+        layer: String,
+        push: ClientPush? = nil,
+        onConditionFailure: ConditionFailurePolicy
+    ) async throws -> CommitResult {
+        try await apply(documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure) {
+            _ in LayerDecision(changes: changes, outcome: ())
+        }.result
+    }
+
+    /// Decides and applies a batch in one write transaction: `decide` reads the layer as it is at
+    /// commit time and returns the changes to apply (failed conditions are skipped, not thrown).
+    ///
+    /// With a `push` whose id is not above the client's last one, `decide` is not called, nothing is
+    /// written, and the result has ``CommitResult/isDuplicatePush`` set and no outcome.
+    /// - Throws: ``StorageError/Code/layerNotFound``; ``StorageError/Code/pushOutOfRange`` (see
+    ///   above); whatever `decide` throws (nothing is written).
+    public func apply<Outcome: Sendable>(
+        documentID: String,
+        layer: String,
+        push: ClientPush?,
+        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
+    ) async throws -> (result: CommitResult, outcome: Outcome?) {
+        try await apply(documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, decide)
+    }
+
+    /// The write path of every change to a layer's records.
+    private func apply<Outcome: Sendable>(
+        documentID: String,
+        layer: String,
+        push: ClientPush?,
+        onConditionFailure: ConditionFailurePolicy,
+        _ decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
+    ) async throws -> (result: CommitResult, outcome: Outcome?) {
+        let now = clock()
+        return try await write { transaction in
+            // 1. The layer, locked until the commit: commits to one layer follow each other, on
+            //    every server node, and each takes the revision after the one before.
+            let current = try await Self.requireLayer(
+                transaction, documentID: documentID, name: layer, forUpdate: true)
+            // 2. Exactly once: a push the client sent before changes nothing again.
+            if let push {
+                let last = try await transaction.lastPushID(documentID: documentID, layer: layer, client: push.client)
+                if push.isRepeat(after: last) {
+                    let result = CommitResult(
+                        revision: current.revision, applied: [], skipped: [], isDuplicatePush: true)
+                    return ((result, nil), [])
+                }
+                if let problem = push.stepProblem(after: last) { throw problem }
+            }
+            // 3. The decision, against the records as they are now.
+            let decision = try await decide(
+                LayerReader(transaction: transaction, documentID: documentID, layer: layer, revision: current.revision))
+            // 4. The changes, with the rules every writer shares.
+            let result = try await Self.commit(
+                decision.changes, to: current, in: transaction, push: push, onConditionFailure: onConditionFailure,
+                now: now)
+            let events: [StorageEvent] =
+                result.revision == current.revision
+                ? [] : [.revisionChanged(documentID: documentID, layer: layer, revision: result.revision)]
+            return ((result, decision.outcome), events)
+        }
+    }
+
+    /// Applies changes to a (locked) layer inside the caller's transaction:
+    /// - each change's condition is checked against the record as the batch left it;
+    /// - a put keeps the creator of a live record and its PDF object, and indexes a comment by
+    ///   its thread root;
+    /// - a delete leaves a tombstone (deleting what is not there changes nothing), and deleting
+    ///   an annotation deletes the live comments of its thread, stored or put earlier in the batch;
+    /// - when anything changed, every written record carries the layer's next revision;
+    /// - with a push, the client's last push id is stored with the revision after the batch.
+    static func commit(
+        _ changes: [RecordChange],
+        to layer: StoredLayer,
+        in transaction: any StorageTransaction,
+        push: ClientPush?,
+        onConditionFailure: ConditionFailurePolicy,
+        now: Date
+    ) async throws -> CommitResult {
+        let revision = layer.revision + 1
+        let deletedIDs = changes.compactMap { change -> String? in
+            if case .delete(let id, _) = change.operation { return id }
+            return nil
+        }
+        // Everything the batch can touch, read once: the records it names, and the comments of
+        // the threads it may delete.
+        var rows: [String: RecordRow] = [:]
+        for record in try await transaction.records(
+            documentID: layer.documentID, layer: layer.name, ids: Array(Set(changes.map(\.recordID))))
+        {
+            rows[record.id] = RecordRow(record: record, threadRoot: threadRoot(of: record))
+        }
+        if !deletedIDs.isEmpty {
+            for comment in try await transaction.comments(
+                documentID: layer.documentID, layer: layer.name, threadRoots: deletedIDs)
+            where rows[comment.id] == nil {
+                rows[comment.id] = RecordRow(record: comment, threadRoot: threadRoot(of: comment))
+            }
+        }
+
+        var applied: [StoredRecord] = []
+        var skipped: [SkippedChange] = []
+        var written: [String] = []
+        func write(_ record: StoredRecord) {
+            rows[record.id] = RecordRow(record: record, threadRoot: threadRoot(of: record))
+            applied.append(record)
+            written.append(record.id)
+        }
+        func tombstone(of existing: StoredRecord, by user: String?) -> StoredRecord {
+            StoredRecord(
+                id: existing.id, kind: existing.kind, revision: revision, isDeleted: true, group: existing.group,
+                createdBy: existing.createdBy, updatedBy: user, pdfObjectID: existing.pdfObjectID, content: Data(),
+                updatedAt: now)
+        }
+
+        for change in changes {
+            let existing = rows[change.recordID]?.record
+            if let failure = check(change, against: existing) {
+                switch onConditionFailure {
+                case .abortBatch: throw failure
+                case .skipChange:
+                    skipped.append(SkippedChange(recordID: change.recordID, error: failure))
+                    continue
+                }
+            }
+            let isLive = existing.map { !$0.isDeleted } ?? false
+            switch change.operation {
+            case .put(let put):
+                write(
+                    StoredRecord(
+                        id: put.id, kind: put.kind, revision: revision, group: put.group,
+                        createdBy: isLive ? existing?.createdBy : put.user, updatedBy: put.user,
+                        pdfObjectID: put.pdfObjectID ?? existing?.pdfObjectID, content: put.content, updatedAt: now))
+            case .delete(_, let user):
+                guard let existing, isLive else { continue }
+                write(tombstone(of: existing, by: user))
+                guard existing.kind == .annotation else { continue }
+                let thread = rows.values.filter { $0.threadRoot == existing.id && !$0.record.isDeleted }
+                for comment in thread.sorted(by: { $0.record.id < $1.record.id }) {
+                    write(tombstone(of: comment.record, by: user))
+                }
+            }
+        }
+
+        guard !applied.isEmpty else {
+            if let push {
+                try await transaction.setLastPushID(
+                    push.pushID, documentID: layer.documentID, layer: layer.name, client: push.client,
+                    revision: layer.revision)
+            }
+            return CommitResult(revision: layer.revision, applied: [], skipped: skipped)
+        }
+        // A record written twice in the batch is stored as it was last written.
+        var seen: Set<String> = []
+        let finalRows = written.reversed().filter { seen.insert($0).inserted }.reversed().compactMap { rows[$0] }
+        try await transaction.upsert(Array(finalRows), documentID: layer.documentID, layer: layer.name)
+        try await transaction.setRevision(documentID: layer.documentID, layer: layer.name, to: revision)
+        if let push {
+            try await transaction.setLastPushID(
+                push.pushID, documentID: layer.documentID, layer: layer.name, client: push.client, revision: revision)
+        }
+        return CommitResult(revision: revision, applied: applied, skipped: skipped)
+    }
+
+    /// Why a change's condition fails against the record as it is, or `nil` if it holds.
+    static func check(_ change: RecordChange, against existing: StoredRecord?) -> StorageError? {
+        let isLive = existing.map { !$0.isDeleted } ?? false
+        switch change.condition {
+        case .none:
+            return nil
+        case .exists:
+            return isLive
+                ? nil
+                : StorageError(.recordNotFound, "No record has the id '\(change.recordID)' on this layer.")
+        case .absent:
+            return isLive
+                ? StorageError(
+                    .recordExists,
+                    "A record with the id '\(change.recordID)' already exists on this layer. Update it instead, or use another id."
+                ) : nil
+        case .notDeletedAfter(let base):
+            if let existing, existing.isDeleted, existing.revision > base {
+                return StorageError(
+                    .recordDeleted,
+                    "The record '\(change.recordID)' was deleted at revision \(existing.revision), after revision \(base)."
+                )
+            }
+            return nil
+        }
+    }
+
+    /// The `rootId` of a live comment, which indexes it in its thread; `nil` for other records.
+    static func threadRoot(of record: StoredRecord) -> String? {
+        guard record.kind == .comment, !record.isDeleted else { return nil }
+        return (try? JSONValue(parsing: record.content))?["rootId"]?.stringValue
+    }
+}
+
+/// A consistent view of one layer inside a write transaction, for deciding a batch of changes
+/// against the records as they are at commit time.
+public struct LayerReader: Sendable {
+    let transaction: any StorageTransaction
+    let documentID: String
+    let layer: String
+    /// The layer's revision before the batch.
+    public let revision: Int64
+
+    /// The records with the given ids (tombstones included), by id; ids without a record are absent.
+    public func records(ids: [String]) async throws -> [String: StoredRecord] {
+        guard !ids.isEmpty else { return [:] }
+        let records = try await transaction.records(documentID: documentID, layer: layer, ids: ids)
+        return Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The record with the given id (tombstones included), or `nil`.
+    public func record(id: String) async throws -> StoredRecord? {
+        try await records(ids: [id])[id]
+    }
+}

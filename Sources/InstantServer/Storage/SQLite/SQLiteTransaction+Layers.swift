@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+
+extension SQLiteTransaction {
+    func layers(documentID: String) async throws -> [StoredLayer] {
+        try await run { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT name, revision FROM layers WHERE document_id = ? ORDER BY name",
+                arguments: [documentID]
+            ).map { StoredLayer(documentID: documentID, name: $0[0], revision: $0[1]) }
+        }
+    }
+
+    func layer(documentID: String, name: String, forUpdate: Bool) async throws -> StoredLayer? {
+        // Write transactions follow each other, so the row needs no lock.
+        try await run { db in
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT revision FROM layers WHERE document_id = ? AND name = ?"),
+                arguments: [documentID, name]
+            ).map { StoredLayer(documentID: documentID, name: name, revision: $0) }
+        }
+    }
+
+    func insertLayer(documentID: String, name: String, revision: Int64) async throws -> Bool {
+        try await run { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO layers (document_id, name, revision) VALUES (?, ?, ?)",
+                arguments: [documentID, name, revision]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    func setRevision(documentID: String, layer: String, to revision: Int64) async throws {
+        try await run { db in
+            try db.cachedStatement(sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?")
+                .execute(arguments: [revision, documentID, layer])
+        }
+    }
+
+    func deleteLayer(documentID: String, name: String) async throws -> Bool {
+        try await run { db in
+            for table in ["records", "client_pushes"] {
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE document_id = ? AND layer = ?",
+                    arguments: [documentID, name]
+                )
+            }
+            try db.execute(sql: "DELETE FROM layers WHERE document_id = ? AND name = ?", arguments: [documentID, name])
+            return db.changesCount > 0
+        }
+    }
+
+    func copyLiveRecords(documentID: String, from source: String, to target: String, revision: Int64, at time: Date)
+        async throws -> Int
+    {
+        try await run { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
+                        updated_by, pdf_object_id, content, updated_at, thread_root)
+                    SELECT document_id, ?, id, kind, ?, 0, group_name, created_by, updated_by, pdf_object_id, content, ?,
+                        thread_root
+                    FROM records WHERE document_id = ? AND layer = ? AND deleted = 0
+                    """,
+                arguments: [target, revision, time.timeIntervalSince1970, documentID, source]
+            )
+            return db.changesCount
+        }
+    }
+
+    func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
+        try await run { db in
+            try Int64.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT push_id FROM client_pushes
+                        WHERE document_id = ? AND layer = ? AND user_scope = ? AND client_id = ?
+                        """
+                ),
+                arguments: [documentID, layer, client.userScope, client.clientID]
+            )
+        }
+    }
+
+    func setLastPushID(_ pushID: Int64, documentID: String, layer: String, client: ClientIdentity, revision: Int64)
+        async throws
+    {
+        try await run { db in
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [documentID, layer, client.userScope, client.clientID, pushID, revision])
+        }
+    }
+}

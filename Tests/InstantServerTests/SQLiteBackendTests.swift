@@ -1,0 +1,37 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import InstantServer
+
+@Suite("SQLite backend")
+struct SQLiteBackendTests {
+    /// A database of the schema before client identities keeps its clients' last push ids, under the
+    /// anonymous user scope.
+    @Test func exactlyOnceStateSurvivesTheClientIdentityMigration() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("instant.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteBackend.migrator.migrate(queue, upTo: "v2-comment-threads")
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                    VALUES ('d', 'x', 1, '[]', 0, 0);
+                    INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 4);
+                    INSERT INTO client_pushes (document_id, layer, client_id, push_id, revision)
+                    VALUES ('d', '', 'client-1', 9, 4);
+                    """)
+        }
+        try queue.close()
+        let storage = try InstantStorage.sqlite(
+            databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"))
+        let client = ClientIdentity(userID: nil, clientID: "client-1")
+        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: client) == 9)
+        #expect(
+            try await storage.lastPushID(
+                documentID: "d", layer: "", client: ClientIdentity(userID: "alice", clientID: "client-1")) == nil)
+    }
+
+}
