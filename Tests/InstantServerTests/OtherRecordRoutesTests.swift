@@ -89,6 +89,12 @@ struct OtherRecordRoutesTests {
 
             let export = try await client.request(.get, "/api/documents/\(id)/document.json")
             #expect(export.json?["comments"]?.arrayValue?.count == 1)
+
+            // Deleting the annotation through REST deletes its thread, as a sync client's deletion does.
+            #expect(try await client.request(.delete, "/api/documents/\(id)/annotations/root").status == .ok)
+            let after = try await client.request(.get, "/api/documents/\(id)/document.json")
+            #expect(after.status == .ok)
+            #expect((after.json?["comments"]?.arrayValue ?? []).isEmpty)
         }
     }
 
