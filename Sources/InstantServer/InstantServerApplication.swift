@@ -78,7 +78,23 @@ public func buildInstantRouters(
     router.add(middleware: RequestLoggingMiddleware())
     router.add(middleware: MetricsMiddleware(registry: metrics))
     router.add(middleware: ErrorMiddleware())
-    router.get("healthcheck") { _, _ in InstantAPI.respond(["ok": true]) }
+    router.get("healthcheck") { _, context in
+        // Healthy means able to serve: the process answers and its database does too.
+        do {
+            try await storage.backend.checkHealth()
+            return InstantAPI.respond(["ok": true])
+        } catch {
+            context.logger.warning("Healthcheck: the database does not answer", metadata: ["error": "\(error)"])
+            return InstantAPI.respond(
+                [
+                    "ok": false,
+                    "reason": .string(
+                        "The database (\(storage.backend.description)) does not answer: \(error). "
+                            + "The server reconnects by itself once it is reachable again."),
+                ],
+                status: .serviceUnavailable)
+        }
+    }
     router.get("metrics") { _, _ in
         Response(
             status: .ok,
