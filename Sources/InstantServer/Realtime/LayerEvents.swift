@@ -7,9 +7,12 @@ import Foundation
 /// Listeners are woken, never sent data: a listener reads ``LayerEvents/state(of:listener:)`` when
 /// woken, so any number of changes between two wake-ups coalesce into one. Presence changes are
 /// published at most once per ``ListeningLimits/presenceInterval`` per layer, so clients joining
-/// and leaving in a burst cost each listener one message, not one per change. On several server
-/// processes sharing one database, each process's storage reports its own commits; a shared
-/// notification channel (PostgreSQL `LISTEN/NOTIFY`) would call ``revisionChanged(_:to:)`` too.
+/// and leaving in a burst cost each listener one message, not one per change.
+///
+/// On several server nodes sharing one database, the storage reports this node's commits and the
+/// ``NodeRelay`` those of the other nodes; presence lists the listeners of every node: this node
+/// sends its own users of a layer on ``localPresence`` whenever they change, and takes the other
+/// nodes' through ``nodeReported(_:on:presence:validFor:)``.
 public actor LayerEvents {
     /// A layer of a document.
     public struct Layer: Hashable, Sendable {
@@ -66,11 +69,24 @@ public actor LayerEvents {
     private struct PublishedPresence {
         var version = 0
         var entries: [Presence] = []
+        /// This node's share of ``entries``, as last sent on ``localPresence``.
+        var localEntries: [Presence] = []
         var publishedAt: ContinuousClock.Instant?
         var isFlushScheduled = false
     }
 
+    /// The presence another node reported for a layer, until it expires unless reported again.
+    private struct NodePresence {
+        var entries: [Presence]
+        var expiresAt: ContinuousClock.Instant
+    }
+
     private let limits: ListeningLimits
+    private var nodePresence: [Layer: [String: NodePresence]] = [:]
+    private let localPresenceContinuation: AsyncStream<(Layer, [Presence])>.Continuation
+    /// This node's own users of a layer, each time they change (an empty list when the layer's last
+    /// listener left), for the other nodes. Nobody needs to read it on a single node.
+    public nonisolated let localPresence: AsyncStream<(Layer, [Presence])>
     private var revisions: [Layer: Int64] = [:]
     private var listeners: [UUID: Listener] = [:]
     private var listenersByLayer: [Layer: Set<UUID>] = [:]
@@ -80,6 +96,7 @@ public actor LayerEvents {
     /// Creates the events of one server process.
     public init(limits: ListeningLimits = ListeningLimits()) {
         self.limits = limits
+        (localPresence, localPresenceContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
     }
 
     /// Reports that a layer reached a revision; its listeners wake up.
@@ -156,7 +173,9 @@ public actor LayerEvents {
         listenerCountByToken[listener.tokenKey] = remaining > 0 ? remaining : nil
         if listenersByLayer[listener.layer]?.isEmpty == true {
             listenersByLayer[listener.layer] = nil
-            presence[listener.layer] = nil
+            if presence.removeValue(forKey: listener.layer)?.localEntries.isEmpty == false {
+                localPresenceContinuation.yield((listener.layer, []))
+            }
         } else if listener.isVisible {
             presenceChanged(on: listener.layer)
         }
@@ -198,15 +217,24 @@ public actor LayerEvents {
 
     private func publishPresence(on layer: Layer) {
         guard var published = presence[layer] else { return }
-        var counts: [String?: Int] = [:]
+        var local: [String?: Int] = [:]
         for id in listenersByLayer[layer] ?? [] {
             guard let listener = listeners[id], listener.isVisible else { continue }
-            counts[listener.userID, default: 0] += 1
+            local[listener.userID, default: 0] += 1
         }
-        // Anonymous users first, then by user id.
-        let entries = counts.map { Presence(userID: $0.key, connections: $0.value) }.sorted(by: Self.presenceOrder)
+        let localEntries = Self.entries(local)
+        if localEntries != published.localEntries {
+            published.localEntries = localEntries
+            localPresenceContinuation.yield((layer, localEntries))
+        }
+        var counts = local
+        let now = ContinuousClock.now
+        for node in (nodePresence[layer] ?? [:]).values where node.expiresAt > now {
+            for entry in node.entries { counts[entry.userID, default: 0] += entry.connections }
+        }
+        let entries = Self.entries(counts)
         published.isFlushScheduled = false
-        published.publishedAt = ContinuousClock.now
+        published.publishedAt = now
         if entries != published.entries || published.version == 0 {
             published.entries = entries
             published.version += 1
@@ -215,6 +243,59 @@ public actor LayerEvents {
         } else {
             presence[layer] = published
         }
+    }
+
+    /// Presence entries from counts by user: anonymous users first, then by user id.
+    private static func entries(_ counts: [String?: Int]) -> [Presence] {
+        counts.map { Presence(userID: $0.key, connections: $0.value) }.sorted(by: presenceOrder)
+    }
+
+    // MARK: Several nodes
+
+    /// Takes another node's users of a layer (an empty list when it has none left); they count in
+    /// this node's presence until `validFor` has passed without the node reporting them again.
+    public func nodeReported(_ node: String, on layer: Layer, presence entries: [Presence], validFor: Duration) {
+        if entries.isEmpty {
+            guard nodePresence[layer]?.removeValue(forKey: node) != nil else { return }
+            if nodePresence[layer]?.isEmpty == true { nodePresence[layer] = nil }
+        } else {
+            let previous = nodePresence[layer]?[node]?.entries
+            nodePresence[layer, default: [:]][node] = NodePresence(
+                entries: entries, expiresAt: ContinuousClock.now + validFor)
+            guard previous != entries else { return }
+        }
+        if listenersByLayer[layer] != nil { presenceChanged(on: layer) }
+    }
+
+    /// Forgets what other nodes reported and did not renew in time (a node that stopped or lost
+    /// its connection to the others), and publishes the layers whose presence changed.
+    public func expireNodePresence() {
+        let now = ContinuousClock.now
+        for (layer, nodes) in nodePresence {
+            let live = nodes.filter { $0.value.expiresAt > now }
+            guard live.count != nodes.count else { continue }
+            nodePresence[layer] = live.isEmpty ? nil : live
+            if listenersByLayer[layer] != nil { presenceChanged(on: layer) }
+        }
+    }
+
+    /// This node's users of every layer it has visible listeners on, as last published: what it
+    /// reports again periodically so that the other nodes' copies do not expire.
+    public func localPresenceSnapshot() -> [(Layer, [Presence])] {
+        presence.compactMap { layer, published in
+            published.localEntries.isEmpty ? nil : (layer, published.localEntries)
+        }
+    }
+
+    /// The layers this node has listeners on: what to check against the database after
+    /// notifications from other nodes may have been missed.
+    public func listenedLayers() -> [Layer] {
+        Array(listenersByLayer.keys)
+    }
+
+    /// The token ids (`jti`) of this node's listeners.
+    public func listenedTokenIDs() -> Set<String> {
+        Set(listeners.values.compactMap(\.tokenID))
     }
 
     private static func presenceOrder(_ first: Presence, _ second: Presence) -> Bool {
