@@ -27,23 +27,15 @@ struct ServeProcessTests {
         return candidate
     }
 
-    /// Runs blocking work (waiting for processes, reading pipes) on a thread of its own, so that
-    /// it does not hold one of the few threads that run every test's async work.
-    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     /// ``startBlocking(dataDirectory:)`` off the cooperative thread pool.
     static func start(dataDirectory: URL) async throws -> (Process, URL, Pipe) {
-        let started = try await offThePool { UncheckedBox(try startBlocking(dataDirectory: dataDirectory)) }
+        let started = try await onOwnThread { UncheckedBox(try startBlocking(dataDirectory: dataDirectory)) }
         return started.value
     }
 
     /// ``runBlocking(_:)`` off the cooperative thread pool.
     static func run(_ arguments: [String]) async throws -> (Int32, String) {
-        try await offThePool { try runBlocking(arguments) }
+        try await onOwnThread { try runBlocking(arguments) }
     }
 
     /// Starts the server on a free port and returns the process and its base URL.
@@ -206,7 +198,7 @@ struct ServeProcessTests {
         client.standardOutput = output
         client.standardError = FileHandle.nullDevice
         try client.run()
-        let text = try await Self.offThePool {
+        let text = try await onOwnThread {
             var text = ""
             let deadline = Date().addingTimeInterval(30)
             while !text.contains("waiting for the server"), Date() < deadline {
