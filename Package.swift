@@ -84,14 +84,18 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // The web viewer's pages, scripts and styles (docs/VIEWER.md).
+            resources: [.copy("Viewer/Assets")]
         ),
         // Shipped test support: a live server on an ephemeral port, JWT minting, fixtures.
         .target(
             name: "InstantTesting",
             dependencies: [
                 "InstantServer",
+                "InstantJSON",
                 "CZlib",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -170,6 +174,11 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
+        ),
+        // The web viewer in a real Chromium (skipped without chromium and chromedriver).
+        .testTarget(
+            name: "InstantViewerTests",
+            dependencies: ["Instant", "InstantJSON", "InstantServer", "InstantTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -161,6 +161,8 @@ public func buildInstantRouters(
         }
     }
 
+    try await ViewerRoutes(api: api, configuration: configuration.viewer).register(on: router)
+
     // After every route: it wraps only the router's 404 answer.
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
 

@@ -61,6 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
     var clientLimits: ClientLimitOptions
     @OptionGroup(title: "Connection limits") var httpLimitOptions: HTTPLimitOptions
     @OptionGroup(title: "PDF processing") var pdfProcessing: PDFProcessingOptions
+    @OptionGroup(title: "Web viewer") var viewerOptions: ViewerOptions
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -130,6 +131,10 @@ struct ServeCommand: AsyncParsableCommand {
             pdfProcessing: try pdfProcessing.configuration(environment: environment)
         )
         configuration.httpLimits = try httpLimitOptions.limits(environment: environment)
+        // The start page mints tokens for anyone who reaches it: only with generated credentials.
+        let startPage = usesDevelopmentKey && usesDevelopmentToken ? development : nil
+        configuration.viewer = viewerOptions.configuration(
+            environment: environment, development: startPage.map { DevelopmentViewer(keyPair: $0.keyPair) })
         let credentials = development
         let printKeyHint = usesDevelopmentKey
         let printToken = usesDevelopmentToken
@@ -145,7 +150,8 @@ struct ServeCommand: AsyncParsableCommand {
                     dataDirectory: dataDirectory,
                     development: credentials,
                     usesDevelopmentKey: printKeyHint,
-                    apiToken: printToken ? apiToken : nil
+                    apiToken: printToken ? apiToken : nil,
+                    startPage: startPage != nil
                 )
             }
         )
@@ -168,7 +174,8 @@ struct ServeCommand: AsyncParsableCommand {
         dataDirectory: URL,
         development: DevelopmentCredentials?,
         usesDevelopmentKey: Bool,
-        apiToken: String?
+        apiToken: String?,
+        startPage: Bool
     ) {
         var lines = ["OpenInstant listening on http://\(hostname):\(port) (data in \(dataDirectory.path))"]
         if let development {
@@ -182,6 +189,9 @@ struct ServeCommand: AsyncParsableCommand {
                 "Client JWT public key: \(dataDirectory.appendingPathComponent(DevelopmentCredentials.publicKeyFile).path) (ES256)"
             )
             lines.append("Mint a client token: instant token --data-dir \(dataDirectory.path) --document <id>")
+        }
+        if startPage {
+            lines.append("Open http://\(hostname):\(port)/ in a browser: upload and annotate PDFs (development only).")
         }
         lines.append("Try it:")
         lines.append(

@@ -5,9 +5,10 @@ import Hummingbird
 /// `X-Content-Type-Options: nosniff` (a browser takes each answer for the type it declares and
 /// never guesses script or HTML from its bytes) and a `Content-Security-Policy` that allows
 /// nothing (no scripts, styles, images or frames are loaded for an answer a browser shows) and
-/// sandboxes the answer in an origin of its own. The server answers JSON and files, never pages,
-/// so no answer needs more: attachments and PDFs a browser opens are shown (images) or downloaded,
-/// but never run on the server's origin.
+/// sandboxes the answer in an origin of its own. The API answers JSON and files, never pages, so
+/// none of its answers needs more: attachments and PDFs a browser opens are shown (images) or
+/// downloaded, but never run on the server's origin. Only the web viewer's pages and files choose
+/// a policy of their own (``ViewerSecurity``), which the middleware keeps.
 enum ResponseSecurityHeaders {
     /// The `Content-Security-Policy` of every answer.
     static let contentSecurityPolicy = "default-src 'none'; sandbox"
@@ -19,13 +20,16 @@ enum ResponseSecurityHeaders {
     ]
 }
 
-/// Puts ``ResponseSecurityHeaders`` on every answer of the router.
+/// Puts ``ResponseSecurityHeaders`` on every answer of the router that has not set these headers
+/// itself (the viewer's pages set their own `Content-Security-Policy`).
 struct ResponseSecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
         var response = try await next(request, context)
-        for field in ResponseSecurityHeaders.fields { response.headers[field.name] = field.value }
+        for field in ResponseSecurityHeaders.fields where response.headers[field.name] == nil {
+            response.headers[field.name] = field.value
+        }
         return response
     }
 }

@@ -22,6 +22,8 @@ public struct InstantServerConfiguration: Sendable {
     public var httpLimits = HTTPLimits()
     /// The limits of reading and writing PDFs, and the worker threads that do it.
     public var pdfProcessing: PDFProcessingConfiguration
+    /// The web viewer: where pdf.js is, and whether the development start page is on.
+    public var viewer = ViewerConfiguration()
 
     /// Creates a configuration.
     public init(

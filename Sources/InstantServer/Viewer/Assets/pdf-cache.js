@@ -1,0 +1,99 @@
+// Opens a document's PDF with pdf.js: from the server with range requests (the first page shows
+// before the whole file has arrived), else, when the server cannot be reached, from the copy the
+// viewer keeps in IndexedDB of the last documents it showed. Documents never change, so a copy is
+// good as long as the server has the document.
+
+const DATABASE = 'openinstant-pdfs';
+const STORE = 'pdfs';
+/** How many documents' PDFs the viewer keeps for offline use (the least recently opened go first). */
+const KEPT = 10;
+
+function openDatabase() {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(DATABASE, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(STORE, { keyPath: 'documentId' });
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+function done(request) {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+async function cachedCopy(documentId) {
+  const database = await openDatabase();
+  try {
+    return await done(database.transaction(STORE).objectStore(STORE).get(documentId));
+  } finally {
+    database.close();
+  }
+}
+
+/** Keeps the PDF's bytes for offline use, dropping the least recently opened beyond {@link KEPT}. */
+async function keepCopy(documentId, fingerprint, bytes) {
+  const database = await openDatabase();
+  try {
+    const transaction = database.transaction(STORE, 'readwrite');
+    const store = transaction.objectStore(STORE);
+    const existing = await done(store.get(documentId));
+    if (existing?.fingerprint === fingerprint) {
+      store.put({ ...existing, openedAt: Date.now() });
+    } else {
+      store.put({ documentId, fingerprint, bytes: new Blob([bytes]), openedAt: Date.now() });
+    }
+    const all = await done(store.getAll());
+    all.sort((a, b) => b.openedAt - a.openedAt);
+    for (const old of all.slice(KEPT)) store.delete(old.documentId);
+    await new Promise((resolve, reject) => {
+      transaction.oncomplete = resolve;
+      transaction.onabort = () => reject(transaction.error);
+    });
+  } finally {
+    database.close();
+  }
+}
+
+/** The options of every document pdf.js opens for the viewer. */
+function documentOptions() {
+  return {
+    isEvalSupported: false,
+    standardFontDataUrl: '/viewer/pdfjs/web/standard_fonts/',
+    cMapUrl: '/viewer/pdfjs/web/cmaps/',
+    cMapPacked: true,
+    rangeChunkSize: 256 * 1024,
+  };
+}
+
+/**
+ * The document's PDF, from the server or, when that fails, from the copy kept offline.
+ * @param {object} pdfjs the pdf.js library.
+ * @param {import('./instant-client.js').InstantClient} client
+ * @returns {Promise<{pdf: object, offline: boolean}>}
+ */
+export async function openPDF(pdfjs, client) {
+  try {
+    const task = pdfjs.getDocument({
+      ...documentOptions(),
+      url: client.url('pdf').href,
+      httpHeaders: { Authorization: client.authorization },
+    });
+    const pdf = await task.promise;
+    return { pdf, offline: false };
+  } catch (error) {
+    const copy = await cachedCopy(client.documentId).catch(() => null);
+    if (!copy) throw error;
+    const data = new Uint8Array(await copy.bytes.arrayBuffer());
+    const pdf = await pdfjs.getDocument({ ...documentOptions(), data }).promise;
+    return { pdf, offline: true };
+  }
+}
+
+/** Keeps a copy of an opened PDF for offline use once all of it has arrived (in the background). */
+export async function keepForOffline(pdf, documentId) {
+  const bytes = await pdf.getData();
+  await keepCopy(documentId, pdf.fingerprints?.[0] ?? '', bytes);
+}
