@@ -103,4 +103,339 @@ struct ViewerBrowserTests {
         }
         await fixture.finish()
     }
+
+    /// A word's box as `pdftotext -bbox` gives it: points from the page's top left.
+    struct WordBox {
+        var text: String
+        var left: Double
+        var top: Double
+        var right: Double
+        var bottom: Double
+    }
+
+    /// The words of a PDF's first page with their boxes, by Poppler's `pdftotext -bbox`.
+    static func words(of pdf: Data, in directory: URL) async throws -> [WordBox] {
+        let file = directory.appendingPathComponent("words.pdf")
+        try pdf.write(to: file)
+        let tool = try #require(BrowserTools.pdftotext)
+        let output = try await onOwnThread { () throws -> String in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = ["-bbox", "-f", "1", "-l", "1", file.path, "-"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        let pattern = #/<word xMin="([0-9.]+)" yMin="([0-9.]+)" xMax="([0-9.]+)" yMax="([0-9.]+)">([^<]*)</word>/#
+        return output.matches(of: pattern).compactMap { match in
+            guard let left = Double(match.1), let top = Double(match.2), let right = Double(match.3),
+                let bottom = Double(match.4)
+            else { return nil }
+            return WordBox(text: String(match.5), left: left, top: top, right: right, bottom: bottom)
+        }
+    }
+
+    @Test func theHighlighterOnTwoWordsMakesAHighlightWhoseRectsCoverThem() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let pdf = TestPDF.text(pages: [
+                [
+                    .init("Annotations on the same PDF, seen by everyone at once.", x: 72, y: 700, size: 14),
+                    .init("The quick brown fox jumps over the lazy dog", x: 72, y: 600, size: 24),
+                ]
+            ])
+            let words = try await Self.words(of: pdf, in: fixture.directory)
+            let brown = try #require(words.first { $0.text == "brown" })
+            let fox = try #require(words.first { $0.text == "fox" })
+            let document = try await fixture.upload(pdf)
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1.5)
+            #expect(
+                try await fixture.browser.waitUntil(script: "return !!document.querySelector('.page[data-text-layer]')")
+            )
+            try await fixture.chooseTool("highlight")
+
+            // The mouse selects from just inside the first word to just inside the second.
+            let page = try await fixture.pageGeometry()
+            let middle = page.top + (brown.top + brown.bottom) / 2 * page.scale
+            try await fixture.browser.mouse([
+                .move(x: page.left + (brown.left + 1.5) * page.scale, y: middle), .down,
+                .move(x: page.left + (fox.right - 1.5) * page.scale, y: middle, milliseconds: 200), .up,
+            ])
+            let id = try await fixture.newRecordID(type: "pspdfkit/markup/highlight")
+            var stored: JSONValue?
+            _ = try await eventually(30) {
+                stored = try await fixture.serverAnnotations(document)[id]
+                return stored != nil
+            }
+            let content = try #require(stored?["content"], "the highlight never reached the server")
+            let rects = (content["rects"]?.arrayValue ?? []).compactMap { rect -> [Double]? in
+                let numbers = rect.arrayValue?.compactMap(\.doubleValue) ?? []
+                return numbers.count == 4 ? numbers : nil
+            }
+            #expect(rects.count == 1, "one line of text makes one rect: \(rects)")
+            // Each word is covered (within half a point), and the highlight stops within 3 points of
+            // the words on each side and within the line's height above and below.
+            for word in [brown, fox] {
+                let covered = rects.contains { rect in
+                    rect[0] <= word.left + 0.5 && rect[0] + rect[2] >= word.right - 0.5
+                        && rect[1] <= word.top + 0.5 && rect[1] + rect[3] >= word.bottom - 0.5
+                }
+                #expect(covered, "\(word.text) \(word) is not covered by \(rects)")
+            }
+            for rect in rects {
+                #expect(rect[0] >= brown.left - 3 && rect[0] + rect[2] <= fox.right + 3, "\(rect)")
+                #expect(rect[1] >= brown.top - 6 && rect[1] + rect[3] <= brown.bottom + 6, "\(rect)")
+            }
+            #expect(content["color"]?.stringValue?.hasPrefix("#") == true)
+            #expect(try await fixture.securityPolicyViolations() == [])
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
+
+    @Test func anEditMadeOfflineSurvivesAReloadAndReachesTheServerAndTheOtherWindow() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 61))
+            let browser = fixture.browser
+            let writer = try await browser.currentWindow()
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
+            // Ready for offline use: the service worker controls the page and the PDF is kept.
+            #expect(
+                try await browser.waitUntil(
+                    script:
+                        "return !!navigator.serviceWorker.controller && document.body.dataset.offlineCopy === 'true'"))
+            let reader = try await browser.newWindow()
+            try await browser.switchTo(window: reader)
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "bob"), zoom: 1)
+
+            await fixture.stopServer()
+            try await browser.switchTo(window: writer)
+            try await fixture.chooseTool("ink")
+            try await fixture.drawStroke(through: [(300, 300), (340, 340), (380, 300)])
+            let id = try await fixture.newRecordID(type: "pspdfkit/ink")
+            #expect(try await browser.waitUntil(script: "return document.body.dataset.syncState === 'offline'"))
+
+            // A reload without the server: the page, the PDF and the pending edit come from the browser.
+            try await browser.refresh()
+            #expect(
+                try await browser.waitUntil(script: "return document.body.dataset.ready === 'true'"),
+                "the viewer did not open without the server")
+            #expect(try await fixture.drawnRecordIDs(type: "pspdfkit/ink") == [id])
+            #expect(try await browser.execute("return document.body.dataset.syncState") != "clean")
+
+            try await fixture.restartServer()
+            #expect(
+                try await eventually(30) { try await fixture.serverAnnotations(document)[id] != nil },
+                "the offline edit never reached the server")
+            #expect(try await fixture.serverAnnotations(document)[id]?["createdBy"] == "alice")
+            #expect(try await browser.waitUntil(30, script: "return document.body.dataset.syncState === 'clean'"))
+            try await browser.switchTo(window: reader)
+            #expect(
+                try await browser.waitUntil(
+                    30, script: "return !!document.querySelector('[data-record-id=\"' + arguments[0] + '\"]')",
+                    [.string(id)]), "the offline edit never reached the other window")
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
+
+    /// The claims of a JWT.
+    static func claims(of jwt: String) throws -> JSONValue {
+        var base64 = String(jwt.split(separator: ".").dropFirst().first ?? "")
+            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return try JSONValue(parsing: try #require(Data(base64Encoded: base64)))
+    }
+
+    /// Whether a screenshot pixel is the pen's red (`#dc2626`, allowing for antialiasing).
+    static func isInk(_ color: ScreenshotImage.Color) -> Bool {
+        color.red > 150 && color.green < 110 && color.blue < 110
+    }
+
+    @Test func anInkStrokesPixelsAreWhereItsPointsSayAtTwoZoomLevels() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 72))
+            let browser = fixture.browser
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
+            try await fixture.chooseTool("ink")
+            try await fixture.setToolWidth(6)
+            try await fixture.drawStroke(through: [(100, 150), (160, 230), (220, 170), (300, 260)])
+            let id = try await fixture.newRecordID(type: "pspdfkit/ink")
+            var stored: JSONValue?
+            _ = try await eventually(30) {
+                stored = try await fixture.serverAnnotations(document)[id]?["content"]
+                return stored != nil
+            }
+            let content = try #require(stored)
+            #expect(content["lineWidth"] == 6)
+            let points = (content["lines"]?["points"]?.arrayValue?.first?.arrayValue ?? []).compactMap { point in
+                point.arrayValue.flatMap { $0.count == 2 ? ($0[0].doubleValue, $0[1].doubleValue) : nil }
+            }.compactMap { x, y in x.flatMap { x in y.map { (x, $0) } } }
+            #expect(points.count >= 4)
+            // Nothing selected or hovered over the stroke while the screenshots are taken.
+            try await fixture.chooseTool("select")
+
+            for zoomSteps in [0, 2] {
+                for _ in 0..<zoomSteps {
+                    try await browser.execute("document.getElementById('zoom-in').click()")
+                }
+                try await browser.execute("document.getElementById('scroller').scrollTo(0, 0)")
+                let expectedScale = 96.0 / 72 * pow(1.25, Double(zoomSteps))
+                #expect(
+                    try await browser.waitUntil(
+                        script:
+                            "return Math.abs(Number(document.querySelector('.page').dataset.scale) - arguments[0]) < 0.001",
+                        [.number(expectedScale)]))
+                let page = try await fixture.pageGeometry()
+                let image = try #require(ScreenshotImage(png: try await browser.screenshot()))
+                var checked = 0
+                // Each point, and the middle of each segment, is drawn in the pen's colour.
+                let samples = points + zip(points, points.dropFirst()).map { (($0.0 + $1.0) / 2, ($0.1 + $1.1) / 2) }
+                for (x, y) in samples {
+                    let screenX = page.left + x * page.scale
+                    let screenY = page.top + y * page.scale
+                    guard screenX > 2, screenY > 2, screenX < Double(image.width - 2),
+                        screenY < Double(image.height - 2)
+                    else { continue }
+                    checked += 1
+                    #expect(
+                        image.anyPixel(nearX: screenX, y: screenY, radius: 1, where: Self.isInk),
+                        "no ink at (\(x), \(y)) → (\(screenX), \(screenY)) at scale \(page.scale): \(String(describing: image.color(x: Int(screenX), y: Int(screenY))))"
+                    )
+                }
+                #expect(checked >= 4, "too few points on the screen at scale \(page.scale)")
+                // Away from the stroke (40 points below its lowest vertex), the page is blank.
+                let clearX = page.left + 160 * page.scale
+                let clearY = page.top + 300 * page.scale
+                #expect(!image.anyPixel(nearX: clearX, y: clearY, radius: 3, where: Self.isInk))
+                #expect(image.color(x: Int(clearX), y: Int(clearY)) == .init(red: 255, green: 255, blue: 255))
+            }
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
+
+    @Test func aRevokedTokenShowsTokenExpiredAndTheEmbeddingAppGivesANewOne() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let browser = fixture.browser
+            // The development start page embeds the viewer the way an app does (embed.js).
+            try await browser.navigate(to: fixture.baseURL)
+            let file = fixture.directory.appendingPathComponent("contract.pdf")
+            try TestPDF.make(pageCount: 1, title: "Contract", seed: 88).write(to: file)
+            try await browser.chooseFile(file.path, in: "#file-input")
+            #expect(
+                try await browser.waitUntil(script: "return document.querySelectorAll('#documents tr').length === 1"),
+                "the uploaded document is not listed")
+            try await browser.execute(
+                """
+                window.__states = [];
+                window.addEventListener('message', (event) => {
+                  if (event.data?.type === 'openinstant:state') window.__states.push(event.data.state);
+                });
+                document.getElementById('user-id').value = 'dana';
+                document.querySelector('#documents tr button.open').click();
+                """)
+            #expect(
+                try await browser.waitUntil(
+                    60,
+                    script:
+                        "return window.__states.includes('clean') && !!document.querySelector('#viewer-container iframe')"
+                ))
+            try await browser.switchToFrame(0)
+            #expect(try await browser.waitUntil(script: "return document.body.dataset.ready === 'true'"))
+            try await browser.switchToParentFrame()
+            let jwt = try #require(
+                try await browser.execute(
+                    "return new URLSearchParams(new URL(document.querySelector('#viewer-container iframe').src).hash.slice(1)).get('jwt')"
+                ).stringValue)
+            let payload = try Self.claims(of: jwt)
+            #expect(payload["user_id"] == "dana")
+            let jti = try #require(payload["jti"]?.stringValue)
+
+            _ = try await fixture.api(
+                "POST", "api/revoke", body: JSONValue.object(["jtis": [.string(jti)]]).serialized())
+            let renewed = try await browser.waitUntil(
+                script: """
+                    const expired = window.__states.lastIndexOf('tokenExpired');
+                    return expired >= 0 && window.__states.slice(expired).includes('clean')
+                      && Number(document.getElementById('token-requests').dataset.count) >= 1;
+                    """)
+            let states = try await browser.execute("return window.__states")
+            #expect(renewed, "the viewer's states: \(states)")
+
+            // The new token works: a stroke drawn in the embedded viewer reaches the server as dana's.
+            let frame =
+                try await browser.execute(
+                    "const box = document.querySelector('#viewer-container iframe').getBoundingClientRect(); return [box.left, box.top]"
+                ).arrayValue?.compactMap(\.doubleValue) ?? []
+            try #require(frame.count == 2)
+            try await browser.switchToFrame(0)
+            #expect(try await browser.waitUntil(script: "return document.body.dataset.ready === 'true'"))
+            try await fixture.chooseTool("ink")
+            let geometry = try await fixture.pageGeometry()
+            try await browser.switchToParentFrame()
+            try await browser.mouse(
+                ViewerFixture.stroke(
+                    through: [(80, 80), (120, 120), (160, 90)], on: geometry, offset: (frame[0], frame[1])))
+            let document = try #require(
+                try await fixture.api("GET", "api/documents")["data"]?.arrayValue?.first?["id"]?.stringValue)
+            #expect(
+                try await eventually(30) {
+                    try await fixture.serverAnnotations(document).values.contains {
+                        $0["createdBy"] == "dana" && $0["content"]?["type"] == "pspdfkit/ink"
+                    }
+                }, "the stroke drawn with the new token never reached the server")
+            #expect(try await fixture.securityPolicyViolations() == [])
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
+
+    @Test func aViewerListeningByLongPollGetsChangesAndIsNotInPresence() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 95))
+            let browser = fixture.browser
+            let writer = try await browser.currentWindow()
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
+            let reader = try await browser.newWindow()
+            try await browser.switchTo(window: reader)
+            try await fixture.openViewer(
+                jwt: try await fixture.token(document: document, user: "bob"), zoom: 1, listen: "long-poll")
+
+            try await browser.switchTo(window: writer)
+            try await fixture.chooseTool("rectangle")
+            try await fixture.drawStroke(through: [(100, 100), (200, 180)])
+            let id = try await fixture.newRecordID(type: "pspdfkit/shape/rectangle")
+            // Presence lists WebSocket listeners only: the long-polling reader is not in it.
+            #expect(
+                try await browser.execute(
+                    "return [...document.querySelectorAll('#presence li')].map((entry) => entry.dataset.userId)")
+                    == ["alice"])
+
+            try await browser.switchTo(window: reader)
+            #expect(
+                try await browser.waitUntil(
+                    30, script: "return !!document.querySelector('[data-record-id=\"' + arguments[0] + '\"]')",
+                    [.string(id)]), "the long-polling viewer never got the rectangle")
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
 }

@@ -155,9 +155,11 @@ final class ViewerFixture: @unchecked Sendable {
     }
 
     /// Opens the viewer with a token in the current window and waits until the first page is drawn.
-    func openViewer(jwt: String, zoom: Double? = nil) async throws {
+    /// - Parameter listen: How the viewer listens (`websocket`, `long-poll`); `auto` when `nil`.
+    func openViewer(jwt: String, zoom: Double? = nil, listen: String? = nil) async throws {
         var fragment = "jwt=\(jwt)"
         if let zoom { fragment += "&zoom=\(zoom)" }
+        if let listen { fragment += "&listen=\(listen)" }
         try await browser.navigate(to: URL(string: "\(baseURL.absoluteString)/viewer#\(fragment)")!)
         try await waitForViewer()
     }
@@ -188,6 +190,16 @@ final class ViewerFixture: @unchecked Sendable {
             ])
     }
 
+    /// Sets the width of the current tool, as the toolbar's slider does.
+    func setToolWidth(_ width: Int) async throws {
+        try await browser.execute(
+            """
+            const input = document.getElementById('tool-width');
+            input.value = String(arguments[0]);
+            input.dispatchEvent(new Event('input'));
+            """, [.integer(Int64(width))])
+    }
+
     /// Where a page's box is in the window, and its CSS pixels per point.
     func pageGeometry(_ index: Int = 0) async throws -> (left: Double, top: Double, scale: Double) {
         let answer = try await browser.execute(
@@ -203,12 +215,22 @@ final class ViewerFixture: @unchecked Sendable {
 
     /// Draws a stroke through points of a page (in points) with the mouse; the pen must be chosen.
     func drawStroke(page: Int = 0, through points: [(Double, Double)]) async throws {
-        let geometry = try await pageGeometry(page)
-        let screen = points.map { (geometry.left + $0.0 * geometry.scale, geometry.top + $0.1 * geometry.scale) }
+        try await browser.mouse(Self.stroke(through: points, on: try await pageGeometry(page)))
+    }
+
+    /// The mouse steps of a stroke through points of a page whose geometry is known, shifted by
+    /// `offset` (where the page's frame is in the browser's viewport).
+    static func stroke(
+        through points: [(Double, Double)], on geometry: (left: Double, top: Double, scale: Double),
+        offset: (Double, Double) = (0, 0)
+    ) -> [BrowserSession.PointerStep] {
+        let screen = points.map {
+            (offset.0 + geometry.left + $0.0 * geometry.scale, offset.1 + geometry.top + $0.1 * geometry.scale)
+        }
         var steps: [BrowserSession.PointerStep] = [.move(x: screen[0].0, y: screen[0].1), .down]
         for point in screen.dropFirst() { steps.append(.move(x: point.0, y: point.1, milliseconds: 40)) }
         steps.append(.up)
-        try await browser.mouse(steps)
+        return steps
     }
 
     /// The ids of the annotations the viewer in the current window draws, of one type or all.

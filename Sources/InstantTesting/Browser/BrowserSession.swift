@@ -101,13 +101,18 @@ public final class BrowserSession: @unchecked Sendable {
             process.arguments = ["--port=0"]
             let output = Pipe()
             process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            process.standardError = output
             try process.run()
             var text = ""
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
+                if chunk.isEmpty {
+                    // The end of the output, unless a signal cut the read short.
+                    if !process.isRunning { break }
+                    usleep(10_000)
+                    continue
+                }
                 text += String(decoding: chunk, as: UTF8.self)
                 if let range = text.range(of: #"started successfully on port [0-9]+"#, options: .regularExpression),
                     let port = Int(text[range].split(separator: " ").last ?? "")

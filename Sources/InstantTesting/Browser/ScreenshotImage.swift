@@ -16,6 +16,12 @@ public struct ScreenshotImage: Sendable {
         public var green: UInt8
         public var blue: UInt8
         public var description: String { "rgb(\(red), \(green), \(blue))" }
+
+        public init(red: UInt8, green: UInt8, blue: UInt8) {
+            self.red = red
+            self.green = green
+            self.blue = blue
+        }
     }
 
     /// Decodes a PNG file; `nil` unless it is an 8-bit RGB or RGBA, non-interlaced PNG.

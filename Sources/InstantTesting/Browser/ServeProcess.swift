@@ -56,7 +56,12 @@ public final class ServeProcess: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
+                if chunk.isEmpty {
+                    // The end of the output, unless a signal cut the read short.
+                    if !process.isRunning { break }
+                    usleep(10_000)
+                    continue
+                }
                 text += String(decoding: chunk, as: UTF8.self)
                 if let range = text.range(of: #"listening on (http://[0-9.]+:[0-9]+)"#, options: .regularExpression) {
                     output.fileHandleForReading.readabilityHandler = { handle in

@@ -86,6 +86,7 @@ export class ServerRefusal extends Error {
  * - `state`: `detail.state` is the new {@link SyncState}.
  * - `presence`: `detail.users` is `[{userId, connections}]`, who has the layer open.
  * - `synced`: `detail` is `{pushId, revision, acknowledged}`, after each answer applied.
+ * - `token`: the client has a new token (from `onTokenExpired` or `setToken`).
  */
 export class InstantClient extends EventTarget {
   /** Changes per push and their size in JSON, as the Swift SDK sends at most. */
@@ -270,8 +271,20 @@ export class InstantClient extends EventTarget {
     this.#jwt = jwt;
     this.lastError = null;
     this.#waitingForToken = false;
+    this.dispatchEvent(new CustomEvent('token'));
     this.#restartListening();
     this.#retryNow();
+  }
+
+  /**
+   * Gets a new token the way a refusal by the server does (asking `onTokenExpired`, or waiting for
+   * `setToken`), for requests the app makes with the client's token, such as the PDF's download.
+   * @returns {Promise<void>} resolved once the client has the new token.
+   */
+  renewToken() {
+    const renewed = new Promise((resolve) => this.addEventListener('token', () => resolve(), { once: true }));
+    this.#tokenRefused();
+    return renewed;
   }
 
   /**

@@ -7,6 +7,7 @@ const CACHE = 'openinstant-viewer-1';
 const SHELL = [
   '/viewer',
   '/viewer/viewer.css',
+  '/viewer/icon.svg',
   '/viewer/viewer.js',
   '/viewer/instant-client.js',
   '/viewer/client-store.js',

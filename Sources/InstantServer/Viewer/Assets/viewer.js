@@ -26,6 +26,50 @@ function showMessage(text) {
   message.hidden = false;
 }
 
+function hideMessage() {
+  document.getElementById('message').hidden = true;
+}
+
+/** Resolves once the client's state is one of `states`. */
+function stateReached(client, states) {
+  if (states.includes(client.state)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const listener = () => {
+      if (!states.includes(client.state)) return;
+      client.removeEventListener('state', listener);
+      resolve();
+    };
+    client.addEventListener('state', listener);
+  });
+}
+
+/**
+ * Opens the PDF, from the server or the offline copy; when neither can (the token was refused,
+ * or the server cannot be reached and there is no copy), waits for a new token or for the server
+ * and tries again. Only a PDF the server does not have is given up on.
+ */
+async function openWhenPossible(pdfjs, client) {
+  for (;;) {
+    try {
+      const opened = await openPDF(pdfjs, client);
+      hideMessage();
+      return opened;
+    } catch (error) {
+      const status = error?.status;
+      // pdf.js reports a 404 as a missing PDF.
+      if (status === 404 || error?.name === 'MissingPDFException') throw error;
+      if (status === 401 || status === 403) {
+        showMessage('The token was refused; waiting for a new one…');
+        await client.renewToken();
+        continue;
+      }
+      showMessage(`The PDF cannot be downloaded yet (${error?.message ?? error}); trying again when the server answers…`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await stateReached(client, ['clean', 'pending']);
+    }
+  }
+}
+
 /**
  * The viewer's side of the window messages with the app that embeds it (embed.js): only with the
  * parent window, and only with the origin the app gave in `parentOrigin`.
@@ -169,7 +213,7 @@ async function main() {
 
   let opened;
   try {
-    opened = await openPDF(pdfjs, client);
+    opened = await openWhenPossible(pdfjs, client);
   } catch (error) {
     showMessage(`The PDF could not be opened: ${error.message ?? error}`);
     return;
@@ -185,7 +229,15 @@ async function main() {
   new Sidebar(document.getElementById('sidebar'), client, tools, pages);
   bindToolbar(tools, pages);
   bridge.post({ type: 'openinstant:ready', documentId: client.documentId, layer: client.layer });
-  if (!opened.offline) keepForOffline(opened.pdf, client.documentId).catch(() => {});
+  if (opened.offline) {
+    document.body.dataset.offlineCopy = 'true';
+  } else {
+    keepForOffline(opened.pdf, client.documentId)
+      .then(() => {
+        document.body.dataset.offlineCopy = 'true';
+      })
+      .catch(() => {});
+  }
 }
 
 main().catch((error) => showMessage(`The viewer stopped: ${error.message ?? error}`));
