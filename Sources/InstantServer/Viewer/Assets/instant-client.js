@@ -193,10 +193,15 @@ export class InstantClient extends EventTarget {
     return this.#downloaded;
   }
 
-  /** The path of the layer's client routes: `/i/d/{document}` or `/i/d/{document}/l/{layer}`. */
+  /** The path of a layer's client routes: `/i/d/{document}` or `/i/d/{document}/l/{layer}`. */
+  static layerPath(documentId, layer) {
+    const document = `/i/d/${encodeURIComponent(documentId)}`;
+    return layer === '' ? document : `${document}/l/${encodeURIComponent(layer)}`;
+  }
+
+  /** The path of this client's layer routes. */
   get layerPath() {
-    const document = `/i/d/${encodeURIComponent(this.documentId)}`;
-    return this.layer === '' ? document : `${document}/l/${encodeURIComponent(this.layer)}`;
+    return InstantClient.layerPath(this.documentId, this.layer);
   }
 
   /** The URL of one of the layer's routes. */

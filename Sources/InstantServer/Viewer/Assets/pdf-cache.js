@@ -71,20 +71,21 @@ function documentOptions() {
 /**
  * The document's PDF, from the server or, when that fails, from the copy kept offline.
  * @param {object} pdfjs the pdf.js library.
- * @param {import('./instant-client.js').InstantClient} client
+ * @param {{documentId: string, url: string, authorization: string}} source the document, the URL
+ *   of its PDF on a layer's routes and the `Authorization` header with a token for that layer.
  * @returns {Promise<{pdf: object, offline: boolean}>}
  */
-export async function openPDF(pdfjs, client) {
+export async function openPDF(pdfjs, source) {
   try {
     const task = pdfjs.getDocument({
       ...documentOptions(),
-      url: client.url('pdf').href,
-      httpHeaders: { Authorization: client.authorization },
+      url: source.url,
+      httpHeaders: { Authorization: source.authorization },
     });
     const pdf = await task.promise;
     return { pdf, offline: false };
   } catch (error) {
-    const copy = await cachedCopy(client.documentId).catch(() => null);
+    const copy = await cachedCopy(source.documentId).catch(() => null);
     if (!copy) throw error;
     const data = new Uint8Array(await copy.bytes.arrayBuffer());
     const pdf = await pdfjs.getDocument({ ...documentOptions(), data }).promise;

@@ -17,6 +17,7 @@ class Page {
     this.pages = pages;
     this.pdfPage = null;
     this.rendered = 0;
+    this.rendering = null;
     this.renderTask = null;
     this.textTask = null;
     this.div = document.createElement('div');
@@ -95,10 +96,17 @@ class Page {
     return [Math.min(x1, x2), Math.min(y1, y2), Math.abs(x2 - x1), Math.abs(y2 - y1)];
   }
 
-  /** Draws the canvas and the text layer at the current zoom (once per zoom). */
-  async render(pdfjs) {
+  /** Draws the canvas and the text layer at the current zoom (once per zoom, one drawing at a time). */
+  render(pdfjs) {
+    if (this.rendered === this.pages.zoom) return Promise.resolve();
+    this.rendering ??= this.#draw(pdfjs).finally(() => {
+      this.rendering = null;
+    });
+    return this.rendering;
+  }
+
+  async #draw(pdfjs) {
     const zoom = this.pages.zoom;
-    if (this.rendered === zoom || this.renderTask) return;
     if (!this.pdfPage) await this.pages.loadPage(this.index);
     const viewport = this.viewport;
     const canvas = document.createElement('canvas');

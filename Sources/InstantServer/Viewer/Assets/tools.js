@@ -118,6 +118,10 @@ export class Tools extends EventTarget {
     root.addEventListener('pointerup', (event) => this.#up(event));
     root.addEventListener('pointercancel', () => this.#cancel());
     document.addEventListener('keydown', (event) => this.#key(event));
+    // A selection of text may end anywhere on the page, not only over a PDF page.
+    document.addEventListener('pointerup', () => {
+      if (this.tool === 'highlight') this.highlightSelection();
+    });
     pages.addEventListener('annotationschanged', (event) => {
       if (this.selectedId && event.detail.ids.includes(this.selectedId)) this.#drawSelection();
     });
@@ -283,10 +287,6 @@ export class Tools extends EventTarget {
 
   async #up(event) {
     const gesture = this.gesture;
-    if (this.tool === 'highlight') {
-      this.highlightSelection();
-      return;
-    }
     if (!gesture || event.pointerId !== gesture.pointerId) return;
     this.gesture = null;
     if (gesture.kind === 'draw') {

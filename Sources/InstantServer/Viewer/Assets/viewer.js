@@ -43,15 +43,22 @@ function stateReached(client, states) {
   });
 }
 
+/** What openPDF needs of a client: its document, the URL of its PDF and its token. */
+function pdfSource(client) {
+  return { documentId: client.documentId, url: client.url('pdf').href, authorization: client.authorization };
+}
+
 /**
  * Opens the PDF, from the server or the offline copy; when neither can (the token was refused,
  * or the server cannot be reached and there is no copy), waits for a new token or for the server
  * and tries again. Only a PDF the server does not have is given up on.
+ * @param {Promise} first the first attempt, started before the client was open.
  */
-async function openWhenPossible(pdfjs, client) {
+async function openWhenPossible(pdfjs, client, first) {
+  let attempt = first;
   for (;;) {
     try {
-      const opened = await openPDF(pdfjs, client);
+      const opened = await attempt;
       hideMessage();
       return opened;
     } catch (error) {
@@ -61,12 +68,14 @@ async function openWhenPossible(pdfjs, client) {
       if (status === 401 || status === 403) {
         showMessage('The token was refused; waiting for a new one…');
         await client.renewToken();
+        attempt = openPDF(pdfjs, pdfSource(client));
         continue;
       }
       showMessage(`The PDF cannot be downloaded yet (${error?.message ?? error}); trying again when the server answers…`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       await stateReached(client, ['clean', 'pending']);
     }
+    attempt = openPDF(pdfjs, pdfSource(client));
   }
 }
 
@@ -182,8 +191,9 @@ async function main() {
     showMessage('This page needs a token: open it as /viewer#jwt=<token>, or embed it with /viewer/embed.js (see docs/VIEWER.md).');
     return;
   }
+  let claims;
   try {
-    tokenClaims(jwt);
+    claims = tokenClaims(jwt);
   } catch (error) {
     showMessage(`The token cannot be read: ${error.message}`);
     return;
@@ -197,6 +207,13 @@ async function main() {
     return;
   }
   pdfjs.GlobalWorkerOptions.workerSrc = '/viewer/pdfjs/build/pdf.worker.js';
+  // The PDF's download starts at once, while the client opens its local store.
+  const firstAttempt = openPDF(pdfjs, {
+    documentId: claims.document_id,
+    url: new URL(`${InstantClient.layerPath(claims.document_id, claims.layer ?? '')}/pdf`, location.origin).href,
+    authorization: `Token token="${jwt}"`,
+  });
+  firstAttempt.catch(() => {});
   const listen = ['websocket', 'long-poll'].includes(parameters.get('listen')) ? parameters.get('listen') : 'auto';
   const client = await InstantClient.open({
     jwt,
@@ -213,7 +230,7 @@ async function main() {
 
   let opened;
   try {
-    opened = await openWhenPossible(pdfjs, client);
+    opened = await openWhenPossible(pdfjs, client, firstAttempt);
   } catch (error) {
     showMessage(`The PDF could not be opened: ${error.message ?? error}`);
     return;
