@@ -32,13 +32,21 @@ struct ViewerBenchmark: AsyncParsableCommand {
     var annotations = 1000
     @Option(help: "Seconds of scrolling.")
     var scrollSeconds = 5.0
+    @Flag(
+        help: """
+            Open every window on the same origin, so that they share one browser's 6 connections per \
+            host (by default each reader has an address of its own, 127.0.0.2, 127.0.0.3, …, as if each \
+            reader were another person's browser).
+            """)
+    var sharedOrigin = false
 
     func run() async throws {
         if let missing = BrowserSession.Environment.missing { throw ValidationError("Missing: \(missing).") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-viewer-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try await ServeProcess.start(dataDirectory: directory)
+        // On every loopback address, for the readers' origins of their own.
+        let server = try await ServeProcess.start(dataDirectory: directory, arguments: ["--hostname", "0.0.0.0"])
         do {
             let context = try await Context(server: server, directory: directory)
             print("\(ProcessInfo.processInfo.activeProcessorCount) cores")
@@ -68,8 +76,11 @@ struct ViewerBenchmark: AsyncParsableCommand {
                 privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: credentials.keyPair.algorithm)
         }
 
+        /// The server at one of the loopback addresses (`127.0.0.<host>`).
+        func baseURL(host: Int = 1) -> String { "http://127.0.0.\(host):\(server.port)" }
+
         func api(_ method: String, _ path: String, body: Data, contentType: String) async throws -> JSONValue {
-            var request = URLRequest(url: server.baseURL.appendingPathComponent(path))
+            var request = URLRequest(url: URL(string: "\(baseURL())/\(path)")!)
             request.httpMethod = method
             request.httpBody = body
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
@@ -87,12 +98,12 @@ struct ViewerBenchmark: AsyncParsableCommand {
             return id
         }
 
-        func viewerURL(document: String, user: String, zoom: Double) async throws -> URL {
+        func viewerURL(document: String, user: String, zoom: Double, host: Int = 1) async throws -> URL {
             let jwt = try await issuer.sign(
                 ClientClaims(
                     documentID: document, permissions: ["read-document", "write", "download"], userID: user,
                     expiration: Date().addingTimeInterval(3600)))
-            return URL(string: "\(server.baseURL.absoluteString)/viewer#jwt=\(jwt)&zoom=\(zoom)")!
+            return URL(string: "\(baseURL(host: host))/viewer#jwt=\(jwt)&zoom=\(zoom)")!
         }
     }
 
@@ -165,7 +176,8 @@ struct ViewerBenchmark: AsyncParsableCommand {
                 let window = try await browser.newWindow()
                 try await browser.switchTo(window: window)
                 try await browser.navigate(
-                    to: try await context.viewerURL(document: document, user: "reader\(index)", zoom: 1))
+                    to: try await context.viewerURL(
+                        document: document, user: "reader\(index)", zoom: 1, host: sharedOrigin ? 1 : 2 + index))
                 try await Self.waitForViewer(browser)
                 try await browser.execute(Self.appearanceRecorder)
                 windows.append(window)
@@ -188,8 +200,11 @@ struct ViewerBenchmark: AsyncParsableCommand {
             guard page.count == 3 else { throw ValidationError("No page geometry.") }
             var fromLocal: [Double] = []
             var fromPush: [Double] = []
+            var untilPoked: [Double] = []
+            var syncTimes: [Double] = []
+            var untilShown: [Double] = []
             for stroke in 0..<strokes {
-                let y = 60 + Double(stroke % 25) * 20
+                let y = 60 + Double(stroke % 20) * 15
                 let points = [(60.0, y), (120.0, y + 10), (180.0, y)]
                 try await browser.mouse(
                     [.move(x: page[0] + points[0].0 * page[2], y: page[1] + points[0].1 * page[2]), .down]
@@ -228,13 +243,32 @@ struct ViewerBenchmark: AsyncParsableCommand {
                     }
                     guard let seen else { throw ValidationError("A window never showed the stroke.") }
                     fromLocal.append(seen - local)
-                    if let pushStart { fromPush.append(seen - pushStart) }
+                    if let pushStart {
+                        fromPush.append(seen - pushStart)
+                        // The reader's sync that brought the stroke: the last one that started before it showed.
+                        let sync = try await browser.execute(
+                            "return window.__syncs.filter((entry) => entry[0] >= arguments[0] && entry[0] <= arguments[1]).pop() ?? null",
+                            [.number(pushStart), .number(seen)]
+                        ).arrayValue?.compactMap(\.doubleValue)
+                        if let sync, sync.count == 2 {
+                            untilPoked.append(sync[0] - pushStart)
+                            syncTimes.append(sync[1] - sync[0])
+                            untilShown.append(seen - sync[1])
+                        }
+                    }
                 }
                 try await browser.switchTo(window: writer)
             }
-            print("a stroke in one window, shown in \(readers) other windows (\(strokes) strokes):")
+            print(
+                "a stroke in one window, shown in \(readers) other windows (\(strokes) strokes, "
+                    + "\(sharedOrigin ? "all on one origin" : "each on an origin of its own")):")
             print("  from the writer's push (request start): \(Self.summary(fromPush))")
             print("  from the stroke on the writer's screen: \(Self.summary(fromLocal))")
+            print(
+                "  of which: push start to the reader's sync start (push, commit, WebSocket poke): \(Self.summary(untilPoked))"
+            )
+            print("            the reader's sync request: \(Self.summary(syncTimes))")
+            print("            its answer to the stroke on the reader's screen: \(Self.summary(untilShown))")
         } catch {
             await browser.quit()
             throw error
@@ -242,8 +276,17 @@ struct ViewerBenchmark: AsyncParsableCommand {
         await browser.quit()
     }
 
-    /// Records when each annotation element first appears in a window (`Date.now()`, shared by windows).
+    /// Records when each annotation element first appears in a window (`Date.now()`, shared by
+    /// windows), and when each sync request of the window started and got its answer.
     static let appearanceRecorder = """
+        window.__syncs = [];
+        new PerformanceObserver((list) => {
+          for (const entry of list.getEntries()) {
+            if (entry.name.endsWith('/sync')) {
+              window.__syncs.push([performance.timeOrigin + entry.startTime, performance.timeOrigin + entry.responseEnd]);
+            }
+          }
+        }).observe({ type: 'resource' });
         window.__appeared = {};
         const known = new Set([...document.querySelectorAll('[data-record-id]')].map((e) => e.dataset.recordId));
         new MutationObserver((mutations) => {

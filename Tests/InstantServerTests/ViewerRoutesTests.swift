@@ -185,6 +185,7 @@ struct ViewerRoutesTests {
         for name in [
             "viewer.html", "viewer.js", "viewer.css", "instant-client.js", "client-store.js", "pdf-pages.js",
             "annotation-drawing.js", "tools.js", "comments.js", "pdf-cache.js", "embed.js", "service-worker.js",
+            "boot.js",
             "start.html", "start.js", "start.css", "embedding.html",
         ] {
             #expect(names.contains(name), "\(name)")

@@ -438,4 +438,49 @@ struct ViewerBrowserTests {
         }
         await fixture.finish()
     }
+
+    @Test func aPushWhoseAnswerIsLostIsSentAgainWithItsPushIDAndAppliedOnce() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 104))
+            let jwt = try await fixture.token(document: document, user: "alice")
+            let browser = fixture.browser
+            try await fixture.openViewer(jwt: jwt, zoom: 1)
+            let before = try await fixture.revision(document: document, jwt: jwt)
+            // The first push reaches the server, which applies it, but its answer is lost.
+            try await browser.execute(
+                """
+                window.__pushes = [];
+                const original = window.fetch;
+                let dropped = false;
+                window.fetch = async (input, init) => {
+                  const body = String(input).endsWith('/sync') && init?.body ? JSON.parse(init.body) : null;
+                  if (!body || body.changes.length === 0) return original(input, init);
+                  window.__pushes.push([body.pushId, body.baseRevision, body.changes.map((change) => change.id)]);
+                  const answer = await original(input, init);
+                  if (!dropped) {
+                    dropped = true;
+                    throw new TypeError('The connection was lost (test).');
+                  }
+                  return answer;
+                };
+                """)
+            try await fixture.chooseTool("rectangle")
+            try await fixture.drawStroke(through: [(100, 100), (220, 200)])
+            let id = try await fixture.newRecordID(type: "pspdfkit/shape/rectangle")
+            #expect(
+                try await browser.waitUntil(
+                    script: "return window.__pushes.length >= 2 && document.body.dataset.syncState === 'clean'"))
+            let pushes = try await browser.execute("return window.__pushes").arrayValue ?? []
+            #expect(pushes.count == 2, "\(pushes)")
+            #expect(pushes.first == pushes.last, "the retry is not the same push: \(pushes)")
+            #expect(pushes.first?.arrayValue?.last == [.string(id)])
+            #expect(try await fixture.revision(document: document, jwt: jwt) == before + 1)
+            #expect(try await fixture.serverAnnotations(document).keys.filter { $0 == id }.count == 1)
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
 }

@@ -146,6 +146,14 @@ final class ViewerFixture: @unchecked Sendable {
                 userID: user, creatorName: user, expiration: Date().addingTimeInterval(3600), tokenID: tokenID))
     }
 
+    /// The revision of a document's default layer, from its snapshot.
+    func revision(document: String, jwt: String) async throws -> Int64 {
+        var request = URLRequest(url: baseURL.appendingPathComponent("i/d/\(document)/snapshot"))
+        request.setValue("Token token=\"\(jwt)\"", forHTTPHeaderField: "Authorization")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return try #require(try JSONValue(parsing: data)["revision"]?.intValue.map(Int64.init))
+    }
+
     /// The annotations the server has on a document's default layer, by id.
     func serverAnnotations(_ document: String) async throws -> [String: JSONValue] {
         let answer = try await api("GET", "api/documents/\(document)/annotations")

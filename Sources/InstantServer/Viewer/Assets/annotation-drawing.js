@@ -6,7 +6,7 @@
 const SVG = 'http://www.w3.org/2000/svg';
 
 /** A finite number, or `fallback`. */
-export function number(value, fallback = 0) {
+function number(value, fallback = 0) {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 }
 

@@ -233,10 +233,9 @@ export class ClientStore {
    * Applies a sync answer (docs/PROTOCOL.md, "What the client does with the answer"): the records
    * (after forgetting every other record on a reset), the settled batch, the new base revision.
    * @param {object} answer the server's answer.
-   * @param {?object} batch the batch the request carried.
-   * @returns {Promise<boolean>} whether the batch is settled.
+   * @param {boolean} settled whether the answer acknowledges the batch in flight.
    */
-  async applyAnswer(answer, batch) {
+  async applyAnswer(answer, settled) {
     const transaction = this.#database.transaction([RECORDS, META], 'readwrite');
     const records = transaction.objectStore(RECORDS);
     if (answer.reset) records.clear();
@@ -245,11 +244,9 @@ export class ClientStore {
       else records.put(record);
     }
     const meta = transaction.objectStore(META);
-    const settled = batch !== null && typeof answer.pushId === 'number' && answer.pushId >= batch.pushId;
     if (settled) meta.delete('inFlight');
     meta.put(answer.revision, 'baseRevision');
     meta.put(true, 'downloaded');
     await transactionDone(transaction);
-    return settled;
   }
 }

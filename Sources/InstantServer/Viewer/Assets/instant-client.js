@@ -470,30 +470,19 @@ export class InstantClient extends EventTarget {
       });
   }
 
+  /**
+   * Applies an answer: to the client's memory and the page first (what the user sees does not
+   * wait for the disk), then to the local store, before the next request. Until the store has it,
+   * the store is behind, never ahead: a page closed in between syncs again from the older base
+   * revision, and resends the batch in flight, which the server does not apply twice.
+   */
   async #apply(answer, batch) {
-    if (!this.#downloaded) {
-      if (typeof answer.revision !== 'number' || !Array.isArray(answer.records)) {
-        throw new Error('The snapshot is not {revision, records}.');
-      }
-      await this.#store.applySnapshot(answer);
-      const ids = new Set([...this.#server.keys()]);
-      this.#server.clear();
-      for (const record of answer.records) {
-        this.#server.set(record.id, record);
-        ids.add(record.id);
-      }
-      this.#baseRevision = answer.revision;
-      this.#downloaded = true;
-      this.#emitChange([...ids]);
-      this.dispatchEvent(new CustomEvent('synced', { detail: { pushId: null, revision: answer.revision, acknowledged: [] } }));
-      return;
-    }
     if (typeof answer.revision !== 'number' || !Array.isArray(answer.records)) {
-      throw new Error('The sync answer is not {revision, records, ...}.');
+      throw new Error('The server\'s answer has no revision and records.');
     }
-    const settled = await this.#store.applyAnswer(answer, batch);
     const ids = new Set();
-    if (answer.reset) {
+    const snapshot = !this.#downloaded;
+    if (snapshot || answer.reset) {
       for (const id of this.#server.keys()) ids.add(id);
       this.#server.clear();
     }
@@ -502,6 +491,7 @@ export class InstantClient extends EventTarget {
       if (record.deleted || record.content === null) this.#server.delete(record.id);
       else this.#server.set(record.id, record);
     }
+    const settled = !snapshot && batch !== null && typeof answer.pushId === 'number' && answer.pushId >= batch.pushId;
     const acknowledged = [];
     if (settled) {
       for (const change of batch.changes) {
@@ -511,9 +501,14 @@ export class InstantClient extends EventTarget {
       this.#inFlight = null;
     }
     this.#baseRevision = answer.revision;
+    this.#downloaded = true;
     this.#emitChange([...ids]);
+    if (snapshot) await this.#store.applySnapshot(answer);
+    else await this.#store.applyAnswer(answer, settled);
     this.dispatchEvent(
-      new CustomEvent('synced', { detail: { pushId: batch?.pushId ?? null, revision: answer.revision, acknowledged } }),
+      new CustomEvent('synced', {
+        detail: { pushId: settled ? batch.pushId : null, revision: answer.revision, acknowledged },
+      }),
     );
   }
 

@@ -40,7 +40,7 @@ class Page {
     this.div.append(this.textLayer, this.svg);
   }
 
-  /** The page's size in points (unrotated crop box) and the matrix from page space to CSS pixels. */
+  /** pdf.js's viewport of the page at the current zoom: its size in CSS pixels, its transform from PDF space. */
   get viewport() {
     return this.pdfPage?.getViewport({ scale: this.pages.zoom * CSS_PIXELS_PER_POINT });
   }
@@ -56,13 +56,6 @@ class Page {
     const [x0, , , y1] = this.pdfPage.view;
     // Page point (x, y) is PDF user space (x + x0, y1 - y); the viewport maps user space to pixels.
     return [a, b, -c, -d, a * x0 + c * y1 + e, b * x0 + d * y1 + f];
-  }
-
-  /** The page's size in Instant JSON points: `[width, height]` of the crop box. */
-  get size() {
-    if (!this.pdfPage) return null;
-    const [x0, y0, x1, y1] = this.pdfPage.view;
-    return [x1 - x0, y1 - y0];
   }
 
   /** Sizes the box and the layers for the current zoom. */
@@ -96,7 +89,10 @@ class Page {
     return [Math.min(x1, x2), Math.min(y1, y2), Math.abs(x2 - x1), Math.abs(y2 - y1)];
   }
 
-  /** Draws the canvas and the text layer at the current zoom (once per zoom, one drawing at a time). */
+  /**
+   * Draws the canvas at the current zoom (once per zoom, one drawing at a time); resolves when the
+   * page shows, and the text layer is drawn after.
+   */
   render(pdfjs) {
     if (this.rendered === this.pages.zoom) return Promise.resolve();
     this.rendering ??= this.#draw(pdfjs).finally(() => {
@@ -141,12 +137,14 @@ class Page {
     this.rendered = zoom;
     this.div.dataset.rendered = 'true';
     this.pages.dispatchEvent(new CustomEvent('pagerendered', { detail: { index: this.index } }));
-    await this.renderText(pdfjs, viewport);
+    // The page shows now; its text (for selecting) follows. A page without text stays usable.
+    this.renderText(pdfjs, viewport).catch(() => {});
   }
 
   async renderText(pdfjs, viewport) {
     this.textTask?.cancel();
     const content = await this.pdfPage.getTextContent();
+    if (this.pages.zoom !== this.rendered) return;
     this.textLayer.replaceChildren();
     this.textLayer.style.width = `${viewport.width}px`;
     this.textLayer.style.height = `${viewport.height}px`;
@@ -282,12 +280,6 @@ export class PDFPages extends EventTarget {
       await this.loadPage(index);
       await this.pages[index].render(this.pdfjs);
     }
-  }
-
-  /** The page whose box holds a client position, or `null`. */
-  pageAt(clientX, clientY) {
-    const element = document.elementFromPoint(clientX, clientY)?.closest?.('.page');
-    return element ? this.pages[Number(element.dataset.pageIndex)] : null;
   }
 
   /**

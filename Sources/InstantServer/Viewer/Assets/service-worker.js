@@ -9,6 +9,7 @@ const SHELL = [
   '/viewer/viewer.css',
   '/viewer/icon.svg',
   '/viewer/viewer.js',
+  '/viewer/boot.js',
   '/viewer/instant-client.js',
   '/viewer/client-store.js',
   '/viewer/pdf-pages.js',

@@ -51,7 +51,7 @@ function pdfSource(client) {
 /**
  * Opens the PDF, from the server or the offline copy; when neither can (the token was refused,
  * or the server cannot be reached and there is no copy), waits for a new token or for the server
- * and tries again. Only a PDF the server does not have is given up on.
+ * and tries again. A PDF the server refuses otherwise (404) or pdf.js cannot read is given up on.
  * @param {Promise} first the first attempt, started before the client was open.
  */
 async function openWhenPossible(pdfjs, client, first) {
@@ -63,8 +63,9 @@ async function openWhenPossible(pdfjs, client, first) {
       return opened;
     } catch (error) {
       const status = error?.status;
-      // pdf.js reports a 404 as a missing PDF.
-      if (status === 404 || error?.name === 'MissingPDFException') throw error;
+      // Only a server that cannot be reached or fails (5xx) may do better later, or a new token.
+      const retryable = error instanceof TypeError || status >= 500 || status === 408 || status === 429;
+      if (status !== 401 && status !== 403 && !retryable) throw error;
       if (status === 401 || status === 403) {
         showMessage('The token was refused; waiting for a new one…');
         await client.renewToken();
@@ -207,6 +208,8 @@ async function main() {
     return;
   }
   pdfjs.GlobalWorkerOptions.workerSrc = '/viewer/pdfjs/build/pdf.worker.js';
+  // The worker boot.js started while the page loaded.
+  if (globalThis.openInstantPDFWorker) pdfjs.GlobalWorkerOptions.workerPort = globalThis.openInstantPDFWorker;
   // The PDF's download starts at once, while the client opens its local store.
   const firstAttempt = openPDF(pdfjs, {
     documentId: claims.document_id,
@@ -220,6 +223,7 @@ async function main() {
     listen,
     onTokenExpired: bridge.embedded ? () => bridge.requestToken() : undefined,
   });
+  performance.mark('openinstant-client-open');
   bridge.onToken = (token) => client.setToken(token);
   window.addEventListener('hashchange', () => {
     const token = new URLSearchParams(location.hash.slice(1)).get('jwt');
@@ -235,6 +239,7 @@ async function main() {
     showMessage(`The PDF could not be opened: ${error.message ?? error}`);
     return;
   }
+  performance.mark('openinstant-pdf-open');
   const scroller = document.getElementById('scroller');
   const pages = new PDFPages(scroller, opened.pdf, pdfjs);
   const layer = new AnnotationLayer(pages, client);
