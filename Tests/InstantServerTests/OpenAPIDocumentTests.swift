@@ -150,6 +150,9 @@ struct OpenAPIDocumentTests {
                         .replacingOccurrences(of: "{bookmarkId}", with: "b-1")
                         .replacingOccurrences(of: "{attachmentId}", with: sha)
                         .replacingOccurrences(of: "{pageIndex}", with: "0")
+                        .replacingOccurrences(of: "{folder}/{name}/{file}", with: "web/standard_fonts/FoxitSans.pfb")
+                        .replacingOccurrences(of: "{folder}/{name}", with: "build/pdf.js")
+                        .replacingOccurrences(of: "{file}", with: "viewer.js")
                     return path.hasSuffix("/listen") ? path + "?since=99" : path
                 }
                 let isClientRoute = operation.path.hasPrefix("/i/")

@@ -483,4 +483,39 @@ struct ViewerBrowserTests {
         }
         await fixture.finish()
     }
+
+    @Test func thePDFsOwnAnnotationsAreDrawnFromTheirRecordsSoADeletedOneIsGone() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            // A note (5), a highlight and a red ink drawing (7) in the PDF itself: base records.
+            let document = try await fixture.upload(TestPDF.annotated())
+            let browser = fixture.browser
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
+            #expect(try await fixture.drawnRecordIDs(type: "pspdfkit/ink") == ["7"])
+            #expect(try await fixture.drawnRecordIDs(type: "pspdfkit/note") == ["5"])
+            #expect(try await fixture.drawnRecordIDs(type: "pspdfkit/markup/highlight").count == 1)
+            // The ink's path in Instant JSON points: /InkList [310 410 350 490 390 410] on a 792-point page.
+            let ink = [(310.0, 382.0), (330.0, 342.0), (350.0, 302.0), (370.0, 342.0), (390.0, 382.0)]
+            func redAlongTheInk() async throws -> Int {
+                let page = try await fixture.pageGeometry()
+                let image = try #require(ScreenshotImage(png: try await browser.screenshot()))
+                return ink.filter { x, y in
+                    image.anyPixel(
+                        nearX: page.left + x * page.scale, y: page.top + y * page.scale, radius: 3, where: Self.isInk)
+                }.count
+            }
+            #expect(try await redAlongTheInk() == ink.count)
+
+            _ = try await fixture.api("DELETE", "api/documents/\(document)/annotations/7", body: Data())
+            #expect(
+                try await browser.waitUntil(script: "return !document.querySelector('[data-record-id=\"7\"]')"),
+                "the deleted original is still drawn")
+            // pdf.js draws the page content only, not the PDF's own annotation.
+            #expect(try await redAlongTheInk() == 0)
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
 }

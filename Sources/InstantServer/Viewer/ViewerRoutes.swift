@@ -65,10 +65,14 @@ struct ViewerRoutes: Sendable {
             }
             return try asset(name, request: request, framed: true)
         }
-        router.get("viewer/pdfjs/**") { request, context in
-            let response = try await pdfjs.response(
-                path: context.parameters.getCatchAll(), request: request, context: context)
-            return Self.withViewerHeaders(response, policy: ViewerSecurity.viewerPolicy)
+        // pdf.js's files are one or two folders deep (build/pdf.js, web/standard_fonts/FoxitSans.pfb).
+        for path in ["viewer/pdfjs/{folder}/{name}", "viewer/pdfjs/{folder}/{name}/{file}"] {
+            router.get(RouterPath(path)) { request, context in
+                let segments = ["folder", "name", "file"].compactMap { context.parameters.get($0) }
+                let response = try await pdfjs.response(
+                    path: segments.map { Substring($0) }, request: request, context: context)
+                return Self.withViewerHeaders(response, policy: ViewerSecurity.viewerPolicy)
+            }
         }
         guard let issuer else { return }
         let development = router.group("dev/api").add(middleware: DevelopmentRequestMiddleware())

@@ -38,6 +38,7 @@ export function plainText(text) {
   if (text.format !== 'xhtml') return text.value;
   // Parsed as an inert document (no scripts run, nothing loads); only its text is kept.
   const parsed = new DOMParser().parseFromString(text.value, 'text/html');
+  for (const element of parsed.querySelectorAll('script, style')) element.remove();
   return parsed.body?.textContent ?? '';
 }
 
