@@ -263,7 +263,7 @@ function drawContent(content, bbox, record, imageURL) {
       const box = document.createElement('div');
       box.className = 'free-text';
       box.textContent = plainText(content.text);
-      box.style.fontSize = `${Math.max(1, number(content.fontSize, 12))}px`;
+      box.style.fontSize = `${Math.min(500, Math.max(1, number(content.fontSize, 12)))}px`;
       box.style.color = color(content.fontColor, '#000000');
       const background = color(content.backgroundColor, null);
       if (background) box.style.backgroundColor = background;

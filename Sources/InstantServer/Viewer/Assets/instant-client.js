@@ -459,14 +459,25 @@ export class InstantClient extends EventTarget {
     this.#waitingForToken = true;
     this.#socket?.close(1000, 'token refused');
     this.#longPoll?.abort();
-    if (!this.#onTokenExpired) return;
+    this.#askForToken(0);
+  }
+
+  /**
+   * Asks the app for a new token (`onTokenExpired`); when it fails or gives none, asks again after
+   * a jittered, growing delay (capped, like the sync's retries), until a token arrives.
+   */
+  #askForToken(attempt) {
+    if (!this.#onTokenExpired || !this.#waitingForToken || this.#closed) return;
     Promise.resolve()
       .then(() => this.#onTokenExpired())
       .then((jwt) => {
-        if (typeof jwt === 'string' && jwt && !this.#closed) this.setToken(jwt);
+        if (typeof jwt !== 'string' || !jwt) throw new Error('onTokenExpired gave no token');
+        if (!this.#closed) this.setToken(jwt);
       })
       .catch((error) => {
-        this.lastError = `The app could not give a new token: ${error?.message ?? error}`;
+        this.lastError = `The app could not give a new token (${error?.message ?? error}); asking again.`;
+        const ceiling = Math.min(InstantClient.retryCap, InstantClient.retryBase * 2 ** Math.min(attempt + 2, 16));
+        setTimeout(() => this.#askForToken(attempt + 1), ceiling / 2 + Math.random() * (ceiling / 2));
       });
   }
 

@@ -110,10 +110,20 @@ class EmbeddingBridge {
     if (this.embedded) window.parent.postMessage(message, this.#origin);
   }
 
-  /** Asks the app for a new token and waits for it. */
+  /** Asks the app for a new token and waits for it; fails after 30 seconds without an answer. */
   requestToken() {
     this.post({ type: 'openinstant:token-expired' });
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiting = this.#waiting.filter((entry) => entry !== answered);
+        reject(new Error('the app did not answer within 30 s'));
+      }, 30000);
+      const answered = (jwt) => {
+        clearTimeout(timer);
+        resolve(jwt);
+      };
+      this.#waiting.push(answered);
+    });
   }
 }
 
