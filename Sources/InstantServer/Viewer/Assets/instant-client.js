@@ -378,10 +378,14 @@ export class InstantClient extends EventTarget {
   /** One request: the first download, or a push of the pending batch (or a pull). */
   async #cycle() {
     if (this.#waitingForToken) return false;
-    const batch = this.#downloaded ? await this.#store.takeBatch({
-      maxChanges: InstantClient.maxChangesPerPush,
-      maxBytes: InstantClient.maxBytesPerPush,
-    }) : null;
+    // A pull when nothing is pending goes out at once; an edit whose store write is still under
+    // way asks for another cycle when it is done.
+    const batch = this.#downloaded && this.#hasPending()
+      ? await this.#store.takeBatch({
+          maxChanges: InstantClient.maxChangesPerPush,
+          maxBytes: InstantClient.maxBytesPerPush,
+        })
+      : null;
     if (batch) {
       this.#inFlight = batch;
       // The queued changes that moved into the batch; an edit made since is queued anew.
