@@ -518,4 +518,113 @@ struct ViewerBrowserTests {
         }
         await fixture.finish()
     }
+
+    /// The numbers of a JSON array.
+    static func numbers(_ value: JSONValue?) -> [Double] { value?.arrayValue?.compactMap(\.doubleValue) ?? [] }
+
+    @Test func selectMovesResizesAndDeletesANoteTakesTextAndAReply() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 121))
+            let browser = fixture.browser
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "erin"), zoom: 1)
+            let page = try await fixture.pageGeometry()
+            func screen(_ x: Double, _ y: Double) -> (Double, Double) {
+                (page.left + x * page.scale, page.top + y * page.scale)
+            }
+            func stored(_ id: String, until condition: @escaping (JSONValue?) -> Bool) async throws -> JSONValue? {
+                var content: JSONValue?
+                _ = try await eventually(30) {
+                    content = try await fixture.serverAnnotations(document)[id]?["content"]
+                    return condition(content)
+                }
+                return content
+            }
+
+            try await fixture.chooseTool("rectangle")
+            try await fixture.drawStroke(through: [(100, 100), (200, 160)])
+            let id = try await fixture.newRecordID(type: "pspdfkit/shape/rectangle")
+            let drawn = Self.numbers(try await stored(id) { $0 != nil }?["bbox"])
+            try #require(drawn.count == 4)
+
+            // Move: drag from inside the rectangle 50 points right and 30 down.
+            try await fixture.chooseTool("select")
+            let (fromX, fromY) = screen(drawn[0] + 20, drawn[1] + 20)
+            let (toX, toY) = screen(drawn[0] + 70, drawn[1] + 50)
+            try await browser.mouse([.move(x: fromX, y: fromY), .down, .move(x: toX, y: toY, milliseconds: 150), .up])
+            let moved = Self.numbers(try await stored(id) { Self.numbers($0?["bbox"]) != drawn }?["bbox"])
+            #expect(abs(moved[0] - (drawn[0] + 50)) < 1 && abs(moved[1] - (drawn[1] + 30)) < 1, "\(drawn) → \(moved)")
+            #expect(abs(moved[2] - drawn[2]) < 0.5 && abs(moved[3] - drawn[3]) < 0.5)
+
+            // Resize: drag the bottom right corner 40 points right and 20 down; the top left stays.
+            let (cornerX, cornerY) = screen(moved[0] + moved[2], moved[1] + moved[3])
+            let (newX, newY) = screen(moved[0] + moved[2] + 40, moved[1] + moved[3] + 20)
+            try await browser.mouse([
+                .move(x: cornerX, y: cornerY), .down, .move(x: newX, y: newY, milliseconds: 150), .up,
+            ])
+            let resized = Self.numbers(try await stored(id) { Self.numbers($0?["bbox"]) != moved }?["bbox"])
+            #expect(abs(resized[0] - moved[0]) < 1 && abs(resized[1] - moved[1]) < 1, "\(moved) → \(resized)")
+            #expect(abs(resized[2] - (moved[2] + 40)) < 1.5 && abs(resized[3] - (moved[3] + 20)) < 1.5)
+
+            // Delete with the keyboard.
+            try await browser.execute(
+                "document.activeElement?.blur(); document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Delete' }))"
+            )
+            #expect(try await eventually(30) { try await fixture.serverAnnotations(document)[id] == nil })
+            #expect(try await fixture.drawnRecordIDs(type: "pspdfkit/shape/rectangle") == [])
+
+            // A note with its text, and a reply in its thread.
+            try await fixture.chooseTool("note")
+            let (noteX, noteY) = screen(300, 300)
+            try await browser.mouse([.move(x: noteX, y: noteY), .down, .up])
+            let note = try await fixture.newRecordID(type: "pspdfkit/note")
+            try await browser.execute(
+                """
+                const text = document.getElementById('annotation-text');
+                text.value = 'Check the totals';
+                text.dispatchEvent(new Event('change'));
+                document.getElementById('reply-text').value = 'They add up.';
+                document.getElementById('reply-button').click();
+                """)
+            let noteContent = try await stored(note) { $0?["text"]?["value"] == "Check the totals" }
+            #expect(noteContent?["text"]?["value"] == "Check the totals")
+            var replies: [JSONValue] = []
+            _ = try await eventually(30) {
+                replies =
+                    try await fixture.api("GET", "api/documents/\(document)/annotations/\(note)/comments")["data"]?[
+                        "comments"]?.arrayValue ?? []
+                return !replies.isEmpty
+            }
+            #expect(replies.first?["content"]?["text"]?["value"] == "They add up.")
+            #expect(replies.first?["createdBy"] == "erin")
+            #expect(
+                try await browser.waitUntil(
+                    script: "return document.getElementById('thread').textContent.includes('They add up.')"))
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
+
+    @Test func withoutPDFJSTheViewerSaysWhichPackageToInstall() async throws {
+        let fixture = try await ViewerFixture.start(pdfjsDirectory: "/nonexistent/pdfjs")
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 133))
+            try await fixture.browser.navigate(
+                to: URL(
+                    string:
+                        "\(fixture.baseURL.absoluteString)/viewer#jwt=\(try await fixture.token(document: document, user: "a"))"
+                )!)
+            #expect(
+                try await fixture.browser.waitUntil(
+                    script:
+                        "const message = document.getElementById('message'); return !message.hidden && message.textContent.includes('libjs-pdf')"
+                ))
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
 }

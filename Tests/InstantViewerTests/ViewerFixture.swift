@@ -75,19 +75,19 @@ final class ViewerFixture: @unchecked Sendable {
     }
 
     /// Starts the server (on a fresh data directory) and the browser.
-    static func start(width: Int = 1280, height: Int = 900) async throws -> ViewerFixture {
+    /// - Parameter pdfjsDirectory: The server's `--pdfjs-dir`.
+    static func start(pdfjsDirectory: String = BrowserTools.pdfjsDirectory) async throws -> ViewerFixture {
         try BrowserTools.requireAll()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "instant-viewer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let server = try await ServeProcess.start(
-            dataDirectory: directory, arguments: ["--pdfjs-dir", BrowserTools.pdfjsDirectory])
+        let server = try await ServeProcess.start(dataDirectory: directory, arguments: ["--pdfjs-dir", pdfjsDirectory])
         let credentials = try #require(DevelopmentCredentials.load(from: directory))
         let issuer = try await ClientTokenIssuer(
             privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: credentials.keyPair.algorithm)
         let browser: BrowserSession
         do {
-            browser = try await BrowserSession.start(width: width, height: height)
+            browser = try await BrowserSession.start()
         } catch {
             await server.stop()
             throw error
