@@ -192,6 +192,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if startPage {
             lines.append("Open http://\(hostname):\(port)/ in a browser: upload and annotate PDFs (development only).")
+            if !["127.0.0.1", "localhost", "::1"].contains(hostname) {
+                lines.append(
+                    "Warning: anyone who reaches \(hostname) can use that page as any user; set API_AUTH_TOKEN and JWT_PUBLIC_KEY."
+                )
+            }
         }
         lines.append("Try it:")
         lines.append(

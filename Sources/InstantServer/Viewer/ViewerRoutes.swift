@@ -13,7 +13,7 @@ enum ViewerSecurity {
     /// The policy of the viewer (`/viewer` and its files), which any app may embed in a frame.
     static let viewerPolicy =
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
-        + "worker-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'"
+        + "worker-src 'self'; base-uri 'none'; form-action 'none'"
     /// The policy of the start page at `/`, which embeds the viewer and which no other site may frame.
     static let startPagePolicy = viewerPolicy + "; frame-src 'self'; frame-ancestors 'none'"
     /// The header the development API needs: a site elsewhere cannot send it without the browser
