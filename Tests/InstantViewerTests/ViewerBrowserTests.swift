@@ -627,4 +627,58 @@ struct ViewerBrowserTests {
         }
         await fixture.finish()
     }
+
+    @Test func aViewerWhoseWebSocketsFailFallsBackToLongPoll() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 147))
+            let browser = fixture.browser
+            let writer = try await browser.currentWindow()
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
+            let reader = try await browser.newWindow()
+            try await browser.switchTo(window: reader)
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "bob"), zoom: 1)
+            // From now on this window's WebSockets never open, as behind a proxy that refuses them.
+            try await browser.execute(
+                """
+                window.__sockets = 0;
+                window.WebSocket = class {
+                  constructor() {
+                    window.__sockets += 1;
+                    setTimeout(() => this.onclose?.({ code: 1006, reason: '' }), 10);
+                  }
+                  close() {}
+                };
+                """)
+            // The server restarts: the listening WebSocket closes and the reader connects again.
+            await fixture.stopServer()
+            try await fixture.restartServer()
+            #expect(try await browser.waitUntil(30, script: "return window.__sockets >= 3"))
+
+            try await browser.switchTo(window: writer)
+            #expect(try await browser.waitUntil(30, script: "return document.body.dataset.syncState === 'clean'"))
+            try await fixture.chooseTool("ellipse")
+            try await fixture.drawStroke(through: [(120, 120), (220, 200)])
+            let id = try await fixture.newRecordID(type: "pspdfkit/shape/ellipse")
+            try await browser.switchTo(window: reader)
+            #expect(
+                try await browser.waitUntil(
+                    30, script: "return !!document.querySelector('[data-record-id=\"' + arguments[0] + '\"]')",
+                    [.string(id)]), "the reader got no change after its WebSockets failed")
+            // It listens by long-poll: no new WebSocket since it fell back, and presence shows only the writer.
+            let sockets = try await browser.execute("return window.__sockets")
+            try await browser.switchTo(window: writer)
+            #expect(
+                try await browser.waitUntil(
+                    script:
+                        "return [...document.querySelectorAll('#presence li')].map((entry) => entry.dataset.userId).join() === 'alice'"
+                ))
+            try await browser.switchTo(window: reader)
+            #expect(try await browser.execute("return window.__sockets") == sockets)
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
 }
