@@ -58,7 +58,7 @@ struct ViewerBrowserTests {
 
             try await browser.switchTo(window: second)
             var appeared: Double?
-            _ = try await eventually(10) {
+            _ = try await BrowserSession.poll(10) {
                 appeared = try await browser.execute(
                     "return window.__appeared[arguments[0]] ?? null",
                     [
@@ -166,7 +166,7 @@ struct ViewerBrowserTests {
             ])
             let id = try await fixture.newRecordID(type: "pspdfkit/markup/highlight")
             var stored: JSONValue?
-            _ = try await eventually(30) {
+            _ = try await BrowserSession.poll(30) {
                 stored = try await fixture.serverAnnotations(document)[id]
                 return stored != nil
             }
@@ -231,7 +231,7 @@ struct ViewerBrowserTests {
 
             try await fixture.restartServer()
             #expect(
-                try await eventually(30) { try await fixture.serverAnnotations(document)[id] != nil },
+                try await BrowserSession.poll(30) { try await fixture.serverAnnotations(document)[id] != nil },
                 "the offline edit never reached the server")
             #expect(try await fixture.serverAnnotations(document)[id]?["createdBy"] == "alice")
             #expect(try await browser.waitUntil(30, script: "return document.body.dataset.syncState === 'clean'"))
@@ -271,7 +271,7 @@ struct ViewerBrowserTests {
             try await fixture.drawStroke(through: [(100, 150), (160, 230), (220, 170), (300, 260)])
             let id = try await fixture.newRecordID(type: "pspdfkit/ink")
             var stored: JSONValue?
-            _ = try await eventually(30) {
+            _ = try await BrowserSession.poll(30) {
                 stored = try await fixture.serverAnnotations(document)[id]?["content"]
                 return stored != nil
             }
@@ -392,7 +392,7 @@ struct ViewerBrowserTests {
             let document = try #require(
                 try await fixture.api("GET", "api/documents")["data"]?.arrayValue?.first?["id"]?.stringValue)
             #expect(
-                try await eventually(30) {
+                try await BrowserSession.poll(30) {
                     try await fixture.serverAnnotations(document).values.contains {
                         $0["createdBy"] == "dana" && $0["content"]?["type"] == "pspdfkit/ink"
                     }
@@ -534,7 +534,7 @@ struct ViewerBrowserTests {
             }
             func stored(_ id: String, until condition: @escaping (JSONValue?) -> Bool) async throws -> JSONValue? {
                 var content: JSONValue?
-                _ = try await eventually(30) {
+                _ = try await BrowserSession.poll(30) {
                     content = try await fixture.serverAnnotations(document)[id]?["content"]
                     return condition(content)
                 }
@@ -570,7 +570,7 @@ struct ViewerBrowserTests {
             try await browser.execute(
                 "document.activeElement?.blur(); document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Delete' }))"
             )
-            #expect(try await eventually(30) { try await fixture.serverAnnotations(document)[id] == nil })
+            #expect(try await BrowserSession.poll(30) { try await fixture.serverAnnotations(document)[id] == nil })
             #expect(try await fixture.drawnRecordIDs(type: "pspdfkit/shape/rectangle") == [])
 
             // A note with its text, and a reply in its thread.
@@ -589,7 +589,7 @@ struct ViewerBrowserTests {
             let noteContent = try await stored(note) { $0?["text"]?["value"] == "Check the totals" }
             #expect(noteContent?["text"]?["value"] == "Check the totals")
             var replies: [JSONValue] = []
-            _ = try await eventually(30) {
+            _ = try await BrowserSession.poll(30) {
                 replies =
                     try await fixture.api("GET", "api/documents/\(document)/annotations/\(note)/comments")["data"]?[
                         "comments"]?.arrayValue ?? []

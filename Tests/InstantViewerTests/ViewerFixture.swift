@@ -87,7 +87,8 @@ final class ViewerFixture: @unchecked Sendable {
             privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: credentials.keyPair.algorithm)
         let browser: BrowserSession
         do {
-            browser = try await BrowserSession.start()
+            // Below the other tests' priority: their timeouts are tighter than these.
+            browser = try await BrowserSession.start(niceness: 10)
         } catch {
             await server.stop()
             throw error
@@ -254,7 +255,7 @@ final class ViewerFixture: @unchecked Sendable {
     /// Waits until the viewer in the current window draws a record of a type that is not in `known`.
     func newRecordID(type: String, besides known: [String] = [], seconds: Double = 30) async throws -> String {
         var found: String?
-        _ = try await eventually(seconds) {
+        _ = try await BrowserSession.poll(seconds) {
             found = try await self.drawnRecordIDs(type: type).first { !known.contains($0) }
             return found != nil
         }
