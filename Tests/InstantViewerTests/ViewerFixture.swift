@@ -63,6 +63,10 @@ final class ViewerFixture: @unchecked Sendable {
 
     var baseURL: URL { server.baseURL }
 
+    /// The scheduling priority of the browser and the server: below the other tests', whose
+    /// timeouts are tighter than these tests'.
+    static let niceness = 10
+
     private init(
         directory: URL, server: ServeProcess, browser: BrowserSession, credentials: DevelopmentCredentials,
         issuer: ClientTokenIssuer
@@ -81,14 +85,14 @@ final class ViewerFixture: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "instant-viewer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let server = try await ServeProcess.start(dataDirectory: directory, arguments: ["--pdfjs-dir", pdfjsDirectory])
+        let server = try await ServeProcess.start(
+            dataDirectory: directory, arguments: ["--pdfjs-dir", pdfjsDirectory], niceness: Self.niceness)
         let credentials = try #require(DevelopmentCredentials.load(from: directory))
         let issuer = try await ClientTokenIssuer(
             privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: credentials.keyPair.algorithm)
         let browser: BrowserSession
         do {
-            // Below the other tests' priority: their timeouts are tighter than these.
-            browser = try await BrowserSession.start(niceness: 10)
+            browser = try await BrowserSession.start(niceness: Self.niceness)
         } catch {
             await server.stop()
             throw error
@@ -112,7 +116,8 @@ final class ViewerFixture: @unchecked Sendable {
     /// Starts the server again on the port it had, so that its pages' origin stays the same.
     func restartServer() async throws {
         server = try await ServeProcess.start(
-            dataDirectory: directory, port: server.port, arguments: ["--pdfjs-dir", BrowserTools.pdfjsDirectory])
+            dataDirectory: directory, port: server.port, arguments: ["--pdfjs-dir", BrowserTools.pdfjsDirectory],
+            niceness: Self.niceness)
     }
 
     /// A request of the backend API with the development API token.

@@ -37,15 +37,21 @@ public final class ServeProcess: @unchecked Sendable {
     ///     its pages' origin).
     ///   - arguments: More options of `instant serve`.
     ///   - environment: More environment variables.
+    ///   - niceness: The server's scheduling priority (`nice`, 0 to 19), below that of other tests.
     public static func start(
-        dataDirectory: URL, port: Int = 0, arguments: [String] = [], environment: [String: String] = [:]
+        dataDirectory: URL, port: Int = 0, arguments: [String] = [], environment: [String: String] = [:],
+        niceness: Int = 0
     ) async throws -> ServeProcess {
         let executable = try executable()
         return try await onOwnThread { () throws -> ServeProcess in
             let process = Process()
-            process.executableURL = executable
+            // `nice` execs the server: the process is the server's.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments =
-                ["serve", "--port", String(port), "--data-dir", dataDirectory.path, "--log-level", "warning"]
+                [
+                    "nice", "-n", String(niceness), executable.path, "serve", "--port", String(port), "--data-dir",
+                    dataDirectory.path, "--log-level", "warning",
+                ]
                 + arguments
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let output = Pipe()
