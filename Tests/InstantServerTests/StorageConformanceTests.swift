@@ -369,6 +369,50 @@ struct StorageConformanceTests {
         #expect(try await storage.records(documentID: "d", layer: "fresh", kind: nil).map(\.id) == ["12", "13"])
     }
 
+    /// Commits to one layer that arrive together are committed in groups: each still gets its own
+    /// revision and its own outcome, and a commit refused on its own fails alone.
+    @Test(arguments: StorageKind.allCases)
+    func concurrentCommitsFailAlone(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        enum Outcome: Equatable { case revision(Int64), refused(StorageError.Code) }
+        let outcomes = await withTaskGroup(of: (Int, Outcome).self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let client = ClientIdentity(userID: "u", clientID: "c\(index)")
+                    // Every tenth push jumps too far; every tenth plus five requires a missing record.
+                    let pushID: Int64 = index % 10 == 0 ? ClientPush.maximumStep + 1 : 1
+                    let condition: RecordCondition = index % 10 == 5 ? .exists : .none
+                    do {
+                        let result = try await storage.apply(
+                            [.put(Self.annotation("R\(index)"), condition: condition)], documentID: "d", layer: "",
+                            push: ClientPush(client: client, pushID: pushID), onConditionFailure: .abortBatch)
+                        return (index, .revision(result.revision))
+                    } catch {
+                        return (index, .refused((error as? StorageError)?.code ?? .backendFailure))
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Outcome]()) { $0[$1.0] = $1.1 }
+        }
+        for index in 0..<40 {
+            switch index % 10 {
+            case 0: #expect(outcomes[index] == .refused(.pushOutOfRange))
+            case 5: #expect(outcomes[index] == .refused(.recordNotFound))
+            default: break
+            }
+        }
+        let revisions = outcomes.values.compactMap { outcome -> Int64? in
+            if case .revision(let revision) = outcome { return revision }
+            return nil
+        }
+        #expect(revisions.sorted() == Array(1...32))
+        #expect(try await storage.records(documentID: "d", layer: "", kind: nil).count == 32)
+        #expect(try await storage.layer(documentID: "d", name: "")?.revision == 32)
+    }
+
     static func comment(_ id: String, root: String) -> RecordWrite {
         RecordWrite(
             id: id, kind: .comment,

@@ -26,6 +26,7 @@ public final class InstantStorage: Sendable {
     let logger: Logger
     let clock: @Sendable () -> Date
     private let observers = Mutex<[any StorageObserver]>([])
+    let commitQueue = LayerCommitQueue()
 
     /// Creates the storage over a backend and a blob store.
     /// - Parameters:
@@ -60,10 +61,14 @@ public final class InstantStorage: Sendable {
             for event in outcome.events { try await transaction.announce(event) }
             return (outcome.value, outcome.events)
         }
-        if !events.isEmpty {
-            for observer in observers.withLock({ $0 }) { await observer.storageCommitted(events) }
-        }
+        await report(events)
         return value
+    }
+
+    /// Tells the observers what a committed transaction changed.
+    func report(_ events: [StorageEvent]) async {
+        guard !events.isEmpty else { return }
+        for observer in observers.withLock({ $0 }) { await observer.storageCommitted(events) }
     }
 
     // MARK: Looking things up inside a transaction
