@@ -30,6 +30,20 @@ extension InstantStorage {
         }
     }
 
+    /// Runs `body` on one read transaction of the layer: everything it reads comes from one snapshot,
+    /// whose revision is the reader's ``LayerReader/revision``.
+    /// - Throws: ``StorageError/Code/layerNotFound``.
+    public func read<T: Sendable>(
+        documentID: String, layer: String, _ body: @escaping @Sendable (LayerReader) async throws -> T
+    ) async throws -> T {
+        try await backend.read { transaction in
+            let current = try await Self.requireLayer(transaction, documentID: documentID, name: layer)
+            return try await body(
+                LayerReader(
+                    transaction: transaction, documentID: documentID, layer: layer, revision: current.revision))
+        }
+    }
+
     /// The last push id applied for a client (its id within its user's scope) on a layer, or `nil`.
     public func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
         try await backend.read { try await $0.lastPushID(documentID: documentID, layer: layer, client: client) }
@@ -55,7 +69,7 @@ extension InstantStorage {
     ) async throws -> CommitResult {
         try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure,
-            deciding: { _ in LayerDecision(changes: changes, outcome: ()) }, answering: { _, _, _ in }
+            deciding: { _ in LayerDecision(changes: changes, outcome: ()) }
         ).result
     }
 
@@ -72,39 +86,19 @@ extension InstantStorage {
         push: ClientPush?,
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
-        let commit = try await apply(
-            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide,
-            answering: { _, _, _ in })
-        return (commit.result, commit.outcome)
-    }
-
-    /// Decides, applies and answers a batch in one write transaction: as
-    /// ``apply(documentID:layer:push:deciding:)``, then `answer` reads the layer as the commit
-    /// left it, in the same transaction (what a sync answer sends back, without a second
-    /// transaction). `answer` also runs for a repeated push (without an outcome); its reader's
-    /// ``LayerReader/revision`` is the layer's revision before the commit.
-    public func apply<Outcome: Sendable, Answer: Sendable>(
-        documentID: String,
-        layer: String,
-        push: ClientPush?,
-        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
-        answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
-    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
         try await apply(
-            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide,
-            answering: answer)
+            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide)
     }
 
     /// The write path of every change to a layer's records: a commit queued for the layer's next
     /// group transaction (``LayerCommitQueue``).
-    private func apply<Outcome: Sendable, Answer: Sendable>(
+    private func apply<Outcome: Sendable>(
         documentID: String,
         layer: String,
         push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
-        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
-        answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
-    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
+        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
+    ) async throws -> (result: CommitResult, outcome: Outcome?) {
         let now = clock()
         let key = LayerCommitQueue.LayerKey(documentID: documentID, layer: layer)
         return try await withCheckedThrowingContinuation { continuation in
@@ -113,7 +107,7 @@ extension InstantStorage {
                     do {
                         let value = try await Self.commit(
                             in: transaction, layer: &current, push: push, onConditionFailure: onConditionFailure,
-                            now: now, deciding: decide, answering: answer)
+                            now: now, deciding: decide)
                         return { continuation.resume(returning: value) }
                     } catch let error as StorageError where !error.failsTheTransaction {
                         // Refused before it wrote anything: the group goes on without it.
@@ -150,17 +144,15 @@ extension InstantStorage {
     /// One commit inside a group transaction, on the layer as the commits before it left it:
     /// 1. exactly once: a push the client sent before changes nothing again;
     /// 2. the decision, against the records as they are now;
-    /// 3. the changes, with the rules every writer shares (``commit(_:to:in:push:onConditionFailure:now:)``);
-    /// 4. the answer, read as the commit left the layer.
-    private static func commit<Outcome: Sendable, Answer: Sendable>(
+    /// 3. the changes, with the rules every writer shares (``commit(_:to:in:push:onConditionFailure:now:)``).
+    private static func commit<Outcome: Sendable>(
         in transaction: any StorageTransaction,
         layer: inout StoredLayer,
         push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
         now: Date,
-        deciding decide: @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
-        answering answer: @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
-    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
+        deciding decide: @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
+    ) async throws -> (result: CommitResult, outcome: Outcome?) {
         let before = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name, revision: layer.revision)
         if let push {
@@ -168,7 +160,7 @@ extension InstantStorage {
                 documentID: layer.documentID, layer: layer.name, client: push.client)
             if push.isRepeat(after: last) {
                 let result = CommitResult(revision: layer.revision, applied: [], skipped: [], isDuplicatePush: true)
-                return (result, nil, try await answer(before, result, nil))
+                return (result, nil)
             }
             if let problem = push.stepProblem(after: last) { throw problem }
         }
@@ -184,7 +176,7 @@ extension InstantStorage {
         let result = try await commit(
             decision.changes, to: layer, in: transaction, push: push, onConditionFailure: onConditionFailure, now: now)
         layer.revision = result.revision
-        return (result, decision.outcome, try await answer(before, result, decision.outcome))
+        return (result, decision.outcome)
     }
 
     /// What `decide` threw, which fails its own commit and not the others of its group.

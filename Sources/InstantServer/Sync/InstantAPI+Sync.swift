@@ -17,7 +17,7 @@ extension InstantAPI {
                 request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size")),
             maxChanges: limits.maxChangesPerPush)
         let document = try await requireDocument(documentID)
-        _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
+        let current = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
 
         let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
             guard case .put(let content, _) = change.operation else { return nil }
@@ -40,19 +40,20 @@ extension InstantAPI {
             syncRequest.changes.isEmpty || !token.allows("write")
             ? nil : syncRequest.pushID.map { ClientPush(client: client, pushID: $0) }
         let baseRevision = syncRequest.baseRevision
-        let (result, outcome, answer) = try await storage.apply(
-            documentID: documentID, layer: layer, push: push, deciding: planner.decide
-        ) { reader, result, rejections in
-            // The answer is read in the commit's own transaction: the layer exactly as the commit left it.
-            // A base revision the layer never had (the client talked to a layer since deleted and
-            // created again, or to another server) cannot be caught up with changes: send everything.
-            let reset = baseRevision > reader.revision
+        let (result, outcome) = try await storage.apply(
+            documentID: documentID, layer: layer, push: push, deciding: planner.decide)
+        let rejections = outcome ?? []
+        // A base revision the layer never had (the client talked to a layer since deleted and
+        // created again, or to another server) cannot be caught up with changes: send everything.
+        let reset = baseRevision > current.revision
+        let answer = try await storage.read(documentID: documentID, layer: layer) { reader in
+            // The answer is read in one read transaction after the commit, beside other commits.
             let changed = try await reader.records(changedAfter: reset ? 0 : baseRevision)
             var records = reset ? changed.filter { !$0.isDeleted } : changed
             // The current state of every record the push touched, so the client can settle each of
             // its changes: the applied ones are already listed; rejected ones (and, for a repeated
             // push, all of them) are added.
-            let settle = result.isDuplicatePush ? syncRequest.changes.map(\.id) : (rejections ?? []).map(\.id)
+            let settle = result.isDuplicatePush ? syncRequest.changes.map(\.id) : rejections.map(\.id)
             var listed = Set(records.map(\.id))
             let unlisted = settle.filter { listed.insert($0).inserted }
             let stored = try await reader.records(ids: unlisted)
@@ -65,9 +66,8 @@ extension InstantAPI {
             }
             let lastPush: Int64? =
                 if let pushID = syncRequest.pushID { pushID } else { try await reader.lastPushID(of: client) }
-            return SyncAnswer(revision: result.revision, reset: reset, lastPushID: lastPush, records: records)
+            return SyncAnswer(revision: reader.revision, reset: reset, lastPushID: lastPush, records: records)
         }
-        let rejections = outcome ?? []
         if result.isDuplicatePush {
             context.logger.info(
                 "Answered a repeated push without applying it",
