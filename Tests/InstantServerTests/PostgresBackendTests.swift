@@ -227,7 +227,7 @@ struct PostgresBackendTests {
                 }
             }
             // The second writer waits for the first one's row lock.
-            let waits = try await waitUntil {
+            let waits = try await eventually {
                 try await backend.withConnection { connection in
                     try await connection.value(
                         """
@@ -547,7 +547,7 @@ struct PostgresBackendTests {
                     ) ?? 0
                 }
             }
-            #expect(try await waitUntil { try await count("query = 'SELECT 1'") == 1 })
+            #expect(try await eventually { try await count("query = 'SELECT 1'") == 1 })
             try await backend.write { try await $0.announce(.layerRemoved(documentID: "d", layer: "1")) }
             #expect(await Self.nextEvent(&events) == .layerRemoved(documentID: "d", layer: "1"))
 
@@ -576,7 +576,7 @@ struct PostgresBackendTests {
             await Self.waitUntilListening(&events)
             // The pool may still hand out a connection that the restart closed: retry until a
             // transaction goes through.
-            let announced = try await waitUntil {
+            let announced = try await eventually {
                 do {
                     try await backend.write { try await $0.announce(.tokensRevoked(["after-restart"])) }
                     return true

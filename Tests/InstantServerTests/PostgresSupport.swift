@@ -80,13 +80,3 @@ func withPostgresBackend<T: Sendable>(
         return try await body(backend)
     }
 }
-
-/// Waits until `condition` holds, checking every 10 ms for at most `seconds`; returns whether it held.
-func waitUntil(within seconds: Double = 30, _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return try await condition()
-}
