@@ -470,26 +470,25 @@ struct PostgresBackendTests {
 
     // MARK: Events
 
-    /// The next event of the listener, skipping ``PostgresBackend/Notification/listening``.
-    static func nextEvent(_ iterator: inout AsyncStream<PostgresBackend.ListenerEvent>.Iterator) async -> StorageEvent?
-    {
+    /// The next committed event the listener receives, skipping its reconnections.
+    static func nextEvent(_ iterator: inout AsyncStream<NodeChannelEvent>.Iterator) async -> StorageEvent? {
         while let notification = await iterator.next() {
-            if case .event(let event) = notification { return event }
+            if case .message(.committed(let event)) = notification { return event }
         }
         return nil
     }
 
-    /// Waits for ``PostgresBackend/Notification/listening``.
-    static func waitUntilListening(_ iterator: inout AsyncStream<PostgresBackend.ListenerEvent>.Iterator) async {
+    /// Waits until the listener is connected and listening.
+    static func waitUntilListening(_ iterator: inout AsyncStream<NodeChannelEvent>.Iterator) async {
         while let notification = await iterator.next() {
-            if notification == .listening { return }
+            if notification == .reconnected { return }
         }
     }
 
     @Test func announcedEventsArriveAfterCommitAndNotAfterRollback() async throws {
         struct Rollback: Error {}
         try await withPostgresBackend { backend in
-            var events = backend.events().makeAsyncIterator()
+            var events = backend.messages().makeAsyncIterator()
             await Self.waitUntilListening(&events)
 
             await #expect(throws: Rollback.self) {
@@ -532,7 +531,7 @@ struct PostgresBackendTests {
 
     @Test func theListenerChecksItsConnectionAndReconnectsWhenItIsCut() async throws {
         try await withPostgresBackend(configure: { $0.listenerCheckInterval = .milliseconds(50) }) { backend in
-            var events = backend.events().makeAsyncIterator()
+            var events = backend.messages().makeAsyncIterator()
             await Self.waitUntilListening(&events)
             // pg_stat_activity shows the last statement of each connection: the listener's check.
             func count(_ condition: String) async throws -> Int {
@@ -570,7 +569,7 @@ struct PostgresBackendTests {
         let server = try await PostgresTestServer.start()
         defer { server.stop() }
         try await withPostgresBackend(on: server) { backend in
-            var events = backend.events().makeAsyncIterator()
+            var events = backend.messages().makeAsyncIterator()
             await Self.waitUntilListening(&events)
             try await server.restart()
             await Self.waitUntilListening(&events)
@@ -624,32 +623,14 @@ struct PostgresBackendConfigurationTests {
         }
     }
 
-    @Test func eventPayloadsRoundTripAndStayUnderTheLimit() throws {
-        let events: [StorageEvent] = [
-            .revisionChanged(documentID: "d/ü", layer: "", revision: 9_000_000_000),
-            .layerRemoved(documentID: "d", layer: "l\"x"),
-            .tokensRevoked(["a"]),
-        ]
-        for event in events {
-            let payloads = try EventPayload.payloads(for: event)
-            #expect(payloads.count == 1)
-            let decoded = try JSONDecoder().decode(EventPayload.self, from: Data(payloads[0].utf8))
-            #expect(decoded.event == event)
-        }
-        let ids = (0..<1_000).map { "\($0)-" + String(repeating: "é", count: $0 % 50) }
-        let payloads = try EventPayload.payloads(for: .tokensRevoked(ids))
-        #expect(payloads.count > 1)
-        #expect(payloads.allSatisfy { $0.utf8.count <= EventPayload.maximumSize })
-        let decoded = try payloads.flatMap { payload -> [String] in
-            guard
-                case .tokensRevoked(let batch) = try JSONDecoder().decode(EventPayload.self, from: Data(payload.utf8))
-                    .event
-            else { return [] }
-            return batch
-        }
-        #expect(decoded == ids)
+    /// An id too long for one notification cannot be announced: the transaction fails with a
+    /// reason, rather than the other nodes missing the change.
+    @Test func anIDTooLongForANotificationIsRefused() {
         #expect(throws: StorageError.self) {
-            try EventPayload.payloads(for: .tokensRevoked([String(repeating: "x", count: 8_000)]))
+            try PostgresBackend.payloads(.committed(.tokensRevoked([String(repeating: "x", count: 8_000)])))
+        }
+        #expect(throws: Never.self) {
+            try PostgresBackend.payloads(.committed(.tokensRevoked((0..<2_000).map { "token-\($0)" })))
         }
     }
 }
