@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 
 /// A database that ``InstantStorage`` keeps its documents, layers, records and revocations in.
 ///
@@ -23,6 +24,18 @@ public protocol StorageBackend: Sendable {
 
     /// A human-readable description for logs and the healthcheck, without credentials.
     var description: String { get }
+
+    /// Readies the database before the server serves (migrates its schema); called once, with
+    /// ``services`` running.
+    func prepare() async throws
+
+    /// What must run while the backend is in use (a pool of connections), started before the
+    /// server and stopped after it.
+    var services: [any Service] { get }
+
+    /// The channel to the other server nodes that share this database, or `nil` for a database of
+    /// one node.
+    var nodeChannel: (any NodeChannel)? { get }
 }
 
 /// A record row as a backend stores it: the record plus the thread root that indexes a live

@@ -53,6 +53,21 @@ public final class PostgresBackend: StorageBackend, Service {
 
     public var description: String { "PostgreSQL \(configuration.redactedURL)" }
 
+    /// Applies the migrations this database has not had yet (``migrate()``).
+    public func prepare() async throws {
+        let applied = try await migrate()
+        if !applied.isEmpty {
+            logger.info(
+                "Migrated the PostgreSQL schema", metadata: ["migrations": "\(applied.joined(separator: ", "))"])
+        }
+    }
+
+    /// The pool of connections (``run()``).
+    public var services: [any Service] { [self] }
+
+    /// `NOTIFY` on the database the nodes share.
+    public var nodeChannel: (any NodeChannel)? { self }
+
     public func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
         try await transaction(begin: "BEGIN") { try await body($0) }
     }

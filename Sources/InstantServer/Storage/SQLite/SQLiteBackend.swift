@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import ServiceLifecycle
 
 /// The embedded backend: one SQLite database in WAL mode, through a GRDB `DatabasePool`.
 ///
@@ -37,6 +38,15 @@ public final class SQLiteBackend: StorageBackend {
     }
 
     public var description: String { "SQLite at \(path)" }
+
+    /// Nothing to do: the schema was migrated when the backend opened.
+    public func prepare() async throws {}
+
+    /// None: SQLite runs inside the server's process.
+    public var services: [any Service] { [] }
+
+    /// None: an embedded database serves one node.
+    public var nodeChannel: (any NodeChannel)? { nil }
 
     public func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
         try await run(body) { pool, serve in try await pool.write(serve) }
