@@ -27,9 +27,11 @@ struct ServeProcessTests {
         return candidate
     }
 
-    /// ``startBlocking(dataDirectory:)`` off the cooperative thread pool.
-    static func start(dataDirectory: URL) async throws -> (Process, URL, Pipe) {
-        let started = try await onOwnThread { UncheckedBox(try startBlocking(dataDirectory: dataDirectory)) }
+    /// ``startBlocking(dataDirectory:arguments:)`` off the cooperative thread pool.
+    static func start(dataDirectory: URL, arguments: [String] = []) async throws -> (Process, URL, Pipe) {
+        let started = try await onOwnThread {
+            UncheckedBox(try startBlocking(dataDirectory: dataDirectory, arguments: arguments))
+        }
         return started.value
     }
 
@@ -38,11 +40,13 @@ struct ServeProcessTests {
         try await onOwnThread { try runBlocking(arguments) }
     }
 
-    /// Starts the server on a free port and returns the process and its base URL.
-    static func startBlocking(dataDirectory: URL) throws -> (Process, URL, Pipe) {
+    /// Starts the server on a free port (with more `arguments` if given) and returns the process and
+    /// its base URL.
+    static func startBlocking(dataDirectory: URL, arguments: [String] = []) throws -> (Process, URL, Pipe) {
         let process = Process()
         process.executableURL = try executable()
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"]
+        process.arguments =
+            ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
