@@ -237,9 +237,10 @@ public final class PostgresTestServer: Sendable {
     // MARK: Stopping and restarting
 
     /// Stops the server (`pg_ctl stop -m fast`, which ends every connection) and starts it again
-    /// on the same port and socket, with the same data.
-    public func restart() async throws {
+    /// on the same port and socket, with the same data; `whileDown` runs while it is stopped.
+    public func restart(whileDown: @Sendable () async -> Void = {}) async throws {
         try stopServer(mode: "fast")
+        await whileDown()
         try await startServer()
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 import InstantTesting
 import JWTKit
-import InstantJSON
 import Testing
 
 @testable import InstantServer

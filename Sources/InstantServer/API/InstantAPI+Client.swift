@@ -156,7 +156,8 @@ extension InstantAPI {
         for id in tooLong {
             failing.append([
                 "path": .string(id.prefix(32) + "…"),
-                "details": .string("a token id is at most \(Self.maximumTokenIDLength) bytes; this one is \(id.utf8.count)"),
+                "details": .string(
+                    "a token id is at most \(Self.maximumTokenIDLength) bytes; this one is \(id.utf8.count)"),
             ])
         }
         ids.removeAll { $0.utf8.count > Self.maximumTokenIDLength }
