@@ -204,6 +204,29 @@ struct PostgresBackendTests {
         }
     }
 
+    /// A transaction that hangs (a client lost mid-transaction) fails after the transaction time
+    /// limit, and PostgreSQL ends its session, so the layer it locked is free again for the others.
+    @Test func aHungTransactionFailsAndReleasesItsLocks() async throws {
+        try await withPostgresBackend(configure: { $0.transactionTimeout = .seconds(1) }) { backend in
+            try await Self.makeLayer(backend, revision: 5)
+            let (never, _) = AsyncStream.makeStream(of: Void.self)
+            await #expect {
+                try await backend.write { transaction throws in
+                    _ = try await transaction.layer(documentID: "d", name: "", forUpdate: true)
+                    for await _ in never {}
+                }
+            } throws: { error in
+                (error as? StorageError)?.message.contains("did not finish within") == true
+            }
+            let revision = try await backend.write { transaction throws in
+                let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
+                try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
+                return layer.revision + 1
+            }
+            #expect(revision == 6)
+        }
+    }
+
     @Test func concurrentWritersOfALayerTakeTurns() async throws {
         try await withPostgresBackend { backend in
             try await Self.makeLayer(backend, revision: 5)

@@ -27,10 +27,8 @@ struct ScaleOutTests {
             process.waitUntilExit()
         }
 
-        func stop() {
-            guard process.isRunning else { return }
-            process.terminate()
-            process.waitUntilExit()
+        func stop() async {
+            #expect(await ServeProcessTests.stop(process), "the node ended within 30 s of SIGTERM")
         }
     }
 
@@ -59,9 +57,23 @@ struct ScaleOutTests {
             issuer = try await ClientTokenIssuer(privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: .es256)
         }
 
-        func stop() {
-            for node in nodes { node.stop() }
+        func stop() async {
+            for node in nodes { await node.stop() }
             directory.remove()
+        }
+
+        /// Runs `body` with a new cluster, then stops its nodes.
+        static func with(
+            nodes count: Int, server: PostgresTestServer? = nil, _ body: (Cluster) async throws -> Void
+        ) async throws {
+            let cluster = try await Cluster(nodes: count, server: server)
+            do {
+                try await body(cluster)
+            } catch {
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
         }
 
         /// Uploads a one-page PDF through a node's API; returns the document id.
@@ -202,133 +214,134 @@ struct ScaleOutTests {
     }
 
     @Test func clientsOnTwoNodesConvergeThroughListening() async throws {
-        let cluster = try await Cluster(nodes: 2)
-        defer { cluster.stop() }
-        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
-        let id = try await cluster.upload(through: a)
-        let alice = try await cluster.token(id, user: "alice")
-        let bob = try await cluster.token(id, user: "bob")
+        try await Cluster.with(nodes: 2) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: a)
+            let alice = try await cluster.token(id, user: "alice")
+            let bob = try await cluster.token(id, user: "bob")
 
-        // Presence lists the listeners of both nodes, on both nodes.
-        let onA = ListeningSocket(port: a.port, path: "/i/d/\(id)/listen?since=0&clientId=a&jwt=\(alice)")
-        let onB = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=b&jwt=\(bob)")
-        defer {
-            Task {
-                await onA.close()
-                await onB.close()
-            }
-        }
-        #expect(try await onA.presence(becoming: ["alice:1", "bob:1"]) == ["alice:1", "bob:1"])
-        #expect(try await onB.presence(becoming: ["alice:1", "bob:1"]) == ["alice:1", "bob:1"])
-
-        // A push on node A wakes the listener on node B, whose pull has the change.
-        let pushed = await Self.sync(a, id, token: alice, client: "alice-phone", pushID: 1, changes: [Self.note("n1")])
-        #expect(pushed.status == 200)
-        let revision = try #require(pushed.json?["revision"]?.integerValue)
-        #expect(try await onB.message { ($0["revision"]?.integerValue ?? 0) >= revision } != nil)
-        let pulled = await Self.sync(b, id, token: bob, client: "bob-laptop", pushID: nil)
-        #expect(pulled.json?["records"]?.arrayValue?.contains { $0["id"] == "n1" } == true)
-
-        // Writers on both nodes at once: nothing lost, every commit its own revision.
-        let nodes = [a, b]
-        let logs = await withTaskGroup(of: WriterLog.self) { group in
-            for writer in 0..<4 {
-                group.addTask {
-                    await Self.write(
-                        20, client: "w\(writer)", nodes: { [nodes[writer % 2]] }, documentID: id, token: alice)
+            // Presence lists the listeners of both nodes, on both nodes.
+            let onA = ListeningSocket(port: a.port, path: "/i/d/\(id)/listen?since=0&clientId=a&jwt=\(alice)")
+            let onB = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=b&jwt=\(bob)")
+            defer {
+                Task {
+                    await onA.close()
+                    await onB.close()
                 }
             }
-            return await group.reduce(into: []) { $0.append($1) }
+            #expect(try await onA.presence(becoming: ["alice:1", "bob:1"]) == ["alice:1", "bob:1"])
+            #expect(try await onB.presence(becoming: ["alice:1", "bob:1"]) == ["alice:1", "bob:1"])
+
+            // A push on node A wakes the listener on node B, whose pull has the change.
+            let pushed = await Self.sync(
+                a, id, token: alice, client: "alice-phone", pushID: 1, changes: [Self.note("n1")])
+            #expect(pushed.status == 200)
+            let revision = try #require(pushed.json?["revision"]?.integerValue)
+            #expect(try await onB.message { ($0["revision"]?.integerValue ?? 0) >= revision } != nil)
+            let pulled = await Self.sync(b, id, token: bob, client: "bob-laptop", pushID: nil)
+            #expect(pulled.json?["records"]?.arrayValue?.contains { $0["id"] == "n1" } == true)
+
+            // Writers on both nodes at once: nothing lost, every commit its own revision.
+            let nodes = [a, b]
+            let logs = await withTaskGroup(of: WriterLog.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        await Self.write(
+                            20, client: "w\(writer)", nodes: { [nodes[writer % 2]] }, documentID: id, token: alice)
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let records = try await Self.snapshot(b, id, token: bob).filter { $0.id != "n1" }
+            Self.expectComplete(logs, pushes: 20, records: records)
         }
-        let records = try await Self.snapshot(b, id, token: bob).filter { $0.id != "n1" }
-        Self.expectComplete(logs, pushes: 20, records: records)
     }
 
     @Test func aTokenRevokedThroughOneNodeIsCutOffOnTheOther() async throws {
-        let cluster = try await Cluster(nodes: 2)
-        defer { cluster.stop() }
-        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
-        let id = try await cluster.upload(through: a)
-        let carol = try await cluster.token(id, user: "carol", id: "carol-session")
-        let socket = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=c&jwt=\(carol)")
-        #expect(try await socket.message { $0["presence"] != nil } != nil)
-        #expect(try await cluster.revoke(["carol-session"], through: a) == 200)
-        let started = ContinuousClock.now
-        let close = try await socket.closedByServer()
-        #expect(close != nil, "node B closed the revoked token's socket")
-        print("revocation through node A closed the socket on node B after \(ContinuousClock.now - started)")
-        let refused = await Self.sync(b, id, token: carol, client: "c", pushID: nil)
-        #expect(refused.status == 403)
+        try await Cluster.with(nodes: 2) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: a)
+            let carol = try await cluster.token(id, user: "carol", id: "carol-session")
+            let socket = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=c&jwt=\(carol)")
+            #expect(try await socket.message { $0["presence"] != nil } != nil)
+            #expect(try await cluster.revoke(["carol-session"], through: a) == 200)
+            let started = ContinuousClock.now
+            let close = try await socket.closedByServer()
+            #expect(close != nil, "node B closed the revoked token's socket")
+            print("revocation through node A closed the socket on node B after \(ContinuousClock.now - started)")
+            let refused = await Self.sync(b, id, token: carol, client: "c", pushID: nil)
+            #expect(refused.status == 403)
+        }
     }
 
     @Test func aKilledNodeLosesNoAcknowledgedPush() async throws {
-        let cluster = try await Cluster(nodes: 2)
-        defer { cluster.stop() }
-        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
-        let id = try await cluster.upload(through: b)
-        let token = try await cluster.token(id, user: "writer")
-        let killed = Flag()
-        let logs = await withTaskGroup(of: WriterLog.self) { group in
-            for writer in 0..<3 {
-                group.addTask {
-                    await Self.write(
-                        30, client: "k\(writer)",
-                        // Both nodes while A lives; only B once A was killed (a load balancer's health check).
-                        nodes: { killed.isSet ? [b] : [a, b] }, documentID: id, token: token,
-                        between: { index in
-                            guard writer == 0, index == 10 else { return }
-                            a.kill()
-                            killed.set()
-                        })
+        try await Cluster.with(nodes: 2) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: b)
+            let token = try await cluster.token(id, user: "writer")
+            let killed = Flag()
+            let logs = await withTaskGroup(of: WriterLog.self) { group in
+                for writer in 0..<3 {
+                    group.addTask {
+                        await Self.write(
+                            30, client: "k\(writer)",
+                            // Both nodes while A lives; only B once A was killed (a load balancer's health check).
+                            nodes: { killed.isSet ? [b] : [a, b] }, documentID: id, token: token,
+                            between: { index in
+                                guard writer == 0, index == 10 else { return }
+                                a.kill()
+                                killed.set()
+                            })
+                    }
                 }
+                return await group.reduce(into: []) { $0.append($1) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
+            Self.expectComplete(logs, pushes: 30, records: try await Self.snapshot(b, id, token: token))
         }
-        Self.expectComplete(logs, pushes: 30, records: try await Self.snapshot(b, id, token: token))
     }
 
     @Test func bothNodesRecoverFromAPostgreSQLRestart() async throws {
         // A server of its own: restarting the shared one would disturb the other tests.
         let server = try await PostgresTestServer.start()
         defer { server.stop() }
-        let cluster = try await Cluster(nodes: 2, server: server)
-        defer { cluster.stop() }
-        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
-        let id = try await cluster.upload(through: a)
-        let token = try await cluster.token(id, user: "writer")
-        let listener = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=l&jwt=\(token)")
-        #expect(try await listener.message { $0["presence"] != nil } != nil)
+        try await Cluster.with(nodes: 2, server: server) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: a)
+            let token = try await cluster.token(id, user: "writer")
+            let listener = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=l&jwt=\(token)")
+            #expect(try await listener.message { $0["presence"] != nil } != nil)
 
-        let sawUnhealthy = Flag()
-        let nodes = [a, b]
-        let logs = await withTaskGroup(of: WriterLog.self) { group in
-            for writer in 0..<2 {
-                group.addTask {
-                    await Self.write(
-                        30, client: "r\(writer)", nodes: { nodes }, documentID: id, token: token,
-                        between: { index in
-                            guard writer == 0, index == 10 else { return }
-                            try? await server.restart(whileDown: {
-                                if await Self.health(a) == 503 { sawUnhealthy.set() }
+            let sawUnhealthy = Flag()
+            let nodes = [a, b]
+            let logs = await withTaskGroup(of: WriterLog.self) { group in
+                for writer in 0..<2 {
+                    group.addTask {
+                        await Self.write(
+                            30, client: "r\(writer)", nodes: { nodes }, documentID: id, token: token,
+                            between: { index in
+                                guard writer == 0, index == 10 else { return }
+                                try? await server.restart(whileDown: {
+                                    if await Self.health(a) == 503 { sawUnhealthy.set() }
+                                })
                             })
-                        })
+                    }
                 }
+                return await group.reduce(into: []) { $0.append($1) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(sawUnhealthy.isSet, "/healthcheck said 503 while the database was down")
-        #expect(
-            try await eventually {
-                let healthOfA = await Self.health(a)
-                let healthOfB = await Self.health(b)
-                return healthOfA == 200 && healthOfB == 200
-            })
-        Self.expectComplete(logs, pushes: 30, records: try await Self.snapshot(a, id, token: token))
+            #expect(sawUnhealthy.isSet, "/healthcheck said 503 while the database was down")
+            #expect(
+                try await eventually {
+                    let healthOfA = await Self.health(a)
+                    let healthOfB = await Self.health(b)
+                    return healthOfA == 200 && healthOfB == 200
+                })
+            Self.expectComplete(logs, pushes: 30, records: try await Self.snapshot(a, id, token: token))
 
-        // Node B's listener hears of commits made through node A after the restart.
-        let after = await Self.sync(a, id, token: token, client: "late", pushID: 1, changes: [Self.note("late")])
-        let revision = try #require(after.json?["revision"]?.integerValue)
-        #expect(try await listener.message { ($0["revision"]?.integerValue ?? 0) >= revision } != nil)
-        await listener.close()
+            // Node B's listener hears of commits made through node A after the restart.
+            let after = await Self.sync(a, id, token: token, client: "late", pushID: 1, changes: [Self.note("late")])
+            let revision = try #require(after.json?["revision"]?.integerValue)
+            #expect(try await listener.message { ($0["revision"]?.integerValue ?? 0) >= revision } != nil)
+            await listener.close()
+        }
     }
 }

@@ -54,7 +54,7 @@ public final class InstantStorage: Sendable {
     /// Runs one write transaction whose body also says what it changed: the events are announced
     /// to other nodes inside the transaction and reported to the observers after the commit.
     func write<T: Sendable>(
-        _ body: @Sendable (any StorageTransaction) async throws -> (value: T, events: [StorageEvent])
+        _ body: @escaping @Sendable (any StorageTransaction) async throws -> (value: T, events: [StorageEvent])
     ) async throws -> T {
         let (value, events) = try await backend.write { transaction in
             let outcome = try await body(transaction)

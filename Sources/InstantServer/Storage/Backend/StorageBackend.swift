@@ -14,10 +14,10 @@ public protocol StorageBackend: Sendable {
     /// Runs `body` in one write transaction: it commits when `body` returns and rolls back when it
     /// throws. Errors of the database come out as ``StorageError`` with
     /// ``StorageError/Code/backendFailure``.
-    func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T
 
     /// Runs `body` in one read-only transaction: every primitive it calls sees the same snapshot.
-    func read<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T
 
     /// Throws ``StorageError/Code/backendFailure`` unless the database answers a trivial query now.
     func checkHealth() async throws

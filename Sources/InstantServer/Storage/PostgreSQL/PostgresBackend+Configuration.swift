@@ -53,6 +53,11 @@ extension PostgresBackend {
         /// How long ``PostgresBackend/checkHealth()``, and the events listener's check of its
         /// connection, wait for an answer.
         public var healthCheckTimeout: Duration = .seconds(5)
+        /// The longest a transaction may take. Past it the server stops waiting (the request fails
+        /// and the client retries; pushes apply exactly once) and PostgreSQL ends a session left
+        /// idle inside a transaction (`idle_in_transaction_session_timeout`), so that no lost
+        /// connection keeps a layer locked.
+        public var transactionTimeout: Duration = .seconds(30)
         /// How often the events listener of ``PostgresBackend/events()`` checks that its
         /// connection still answers (a network that dies silently closes no connection).
         public var listenerCheckInterval: Duration = .seconds(30)
@@ -193,6 +198,10 @@ extension PostgresBackend {
             }
             configuration.options.maximumConnections = maximumConnections
             configuration.options.connectTimeout = connectTimeout
+            let idleLimit = transactionTimeout.components.seconds * 1000 + 1000
+            configuration.options.additionalStartupParameters = [
+                ("idle_in_transaction_session_timeout", "\(idleLimit)")
+            ]
             return configuration
         }
 

@@ -110,7 +110,7 @@ extension PostgresBackend: NodeChannel {
             let answered = try? await Self.withTimeout(configuration.healthCheckTimeout) { [logger] in
                 _ = try await connection.query("SELECT 1", logger: logger).collect()
             }
-            if answered != true {
+            if answered == nil {
                 try? await connection.close()
                 return
             }

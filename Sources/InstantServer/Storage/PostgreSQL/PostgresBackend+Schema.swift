@@ -149,7 +149,7 @@ extension PostgresBackend {
             )
             let known = Set(Self.migrations.map(\.version))
             if let unknown = applied.subtracting(known).sorted().first {
-                logger.warning(
+                self.logger.warning(
                     "The PostgreSQL database has the migration '\(unknown)', which this server does not know: a newer server migrated it."
                 )
             }

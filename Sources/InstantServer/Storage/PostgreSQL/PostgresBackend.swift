@@ -68,11 +68,11 @@ public final class PostgresBackend: StorageBackend, Service {
     /// `NOTIFY` on the database the nodes share.
     public var nodeChannel: (any NodeChannel)? { self }
 
-    public func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
         try await transaction(begin: "BEGIN") { try await body($0) }
     }
 
-    public func read<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
         try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") { try await body($0) }
     }
 
@@ -86,7 +86,7 @@ public final class PostgresBackend: StorageBackend, Service {
                 throw Self.failure(error, while: action)
             }
         }
-        guard answered else {
+        guard answered != nil else {
             throw StorageError(
                 .backendFailure,
                 "PostgreSQL did not answer SELECT 1 within \(timeout) (\(configuration.redactedURL)). "
@@ -96,28 +96,42 @@ public final class PostgresBackend: StorageBackend, Service {
     }
 
     /// Runs `body` in a transaction on one connection of the pool: `begin` starts it, `COMMIT` ends
-    /// it when `body` returns, `ROLLBACK` when it throws.
+    /// it when `body` returns, `ROLLBACK` when it throws. A transaction that takes longer than
+    /// ``Configuration/transactionTimeout`` fails (its outcome unknown to the caller; PostgreSQL
+    /// ends the session if it stays idle in the transaction) so that the requests behind it go on.
     func transaction<T: Sendable>(
         begin: PostgresQuery,
-        _ body: @Sendable (PostgresTransaction) async throws -> T
+        _ body: @escaping @Sendable (PostgresTransaction) async throws -> T
     ) async throws -> T {
-        try await withConnection { transaction in
-            try await transaction.execute(begin, "starting a transaction")
-            let value: T
-            do {
-                value = try await body(transaction)
-            } catch {
+        let timeout = configuration.transactionTimeout
+        let outcome = try await Self.withTimeout(timeout) { [self] in
+            try await withConnection { transaction in
+                try await transaction.execute(begin, "starting a transaction")
+                let value: T
                 do {
-                    try await transaction.connection.query("ROLLBACK", logger: logger)
+                    value = try await body(transaction)
                 } catch {
-                    // A connection that cannot roll back must not go back to the pool in a transaction.
-                    try? await transaction.connection.close()
+                    do {
+                        try await transaction.connection.query("ROLLBACK", logger: logger)
+                    } catch {
+                        // A connection that cannot roll back must not go back to the pool in a transaction.
+                        try? await transaction.connection.close()
+                    }
+                    throw error
                 }
-                throw error
+                try await transaction.execute("COMMIT", "committing the transaction")
+                return value
             }
-            try await transaction.execute("COMMIT", "committing the transaction")
-            return value
         }
+        guard let outcome else {
+            throw StorageError(
+                .backendFailure,
+                "A PostgreSQL transaction did not finish within \(timeout) (\(configuration.redactedURL)); the server "
+                    + "stopped waiting for it, and whether it was applied is unknown (a client's retried push is "
+                    + "applied once). Check the database's load and the network."
+            )
+        }
+        return outcome
     }
 
     /// Runs `body` with a connection of the pool, outside a transaction: each statement commits
@@ -181,15 +195,15 @@ public final class PostgresBackend: StorageBackend, Service {
         }
     }
 
-    /// Runs `operation` and returns `true` when it ends within `timeout`, `false` once `timeout`
+    /// Runs `operation` and returns its value when it ends within `timeout`, `nil` once `timeout`
     /// passes first (the operation is then cancelled and left to end in the background: a
     /// connection that does not answer may not notice cancellation).
-    static func withTimeout(
+    static func withTimeout<T: Sendable>(
         _ timeout: Duration,
-        _ operation: @escaping @Sendable () async throws -> Void
-    ) async throws -> Bool {
-        let pending = NIOLockedValueBox<CheckedContinuation<Bool, any Error>?>(nil)
-        @Sendable func finish(_ result: Result<Bool, any Error>) {
+        _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T? {
+        let pending = NIOLockedValueBox<CheckedContinuation<T?, any Error>?>(nil)
+        @Sendable func finish(_ result: Result<T?, any Error>) {
             pending.withLockedValue { continuation in
                 continuation?.resume(with: result)
                 continuation = nil
@@ -199,15 +213,14 @@ public final class PostgresBackend: StorageBackend, Service {
             pending.withLockedValue { $0 = continuation }
             let work = Task {
                 do {
-                    try await operation()
-                    finish(.success(true))
+                    finish(.success(try await operation()))
                 } catch {
                     finish(.failure(error))
                 }
             }
             Task {
                 try? await Task.sleep(for: timeout)
-                finish(.success(false))
+                finish(.success(nil))
                 work.cancel()
             }
         }

@@ -48,11 +48,11 @@ public final class SQLiteBackend: StorageBackend {
     /// None: an embedded database serves one node.
     public var nodeChannel: (any NodeChannel)? { nil }
 
-    public func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
         try await run(body) { pool, serve in try await pool.write(serve) }
     }
 
-    public func read<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
         try await run(body) { pool, serve in try await pool.read(serve) }
     }
 
@@ -62,7 +62,7 @@ public final class SQLiteBackend: StorageBackend {
 
     /// Runs `body` against one GRDB transaction, kept open by a bridge while `body` runs.
     private func run<T: Sendable>(
-        _ body: @Sendable (any StorageTransaction) async throws -> T,
+        _ body: @escaping @Sendable (any StorageTransaction) async throws -> T,
         transaction open:
             @escaping @Sendable (DatabasePool, @escaping @Sendable (Database) throws -> Void)
             async throws -> Void
