@@ -68,11 +68,15 @@ public final class PostgresBackend: StorageBackend, Service {
     /// `NOTIFY` on the database the nodes share.
     public var nodeChannel: (any NodeChannel)? { self }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
+        -> T
+    {
         try await transaction(begin: "BEGIN") { try await body($0) }
     }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
+        -> T
+    {
         try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") { try await body($0) }
     }
 

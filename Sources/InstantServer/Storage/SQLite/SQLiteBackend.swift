@@ -48,11 +48,15 @@ public final class SQLiteBackend: StorageBackend {
     /// None: an embedded database serves one node.
     public var nodeChannel: (any NodeChannel)? { nil }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
+        -> T
+    {
         try await run(body) { pool, serve in try await pool.write(serve) }
     }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
+        -> T
+    {
         try await run(body) { pool, serve in try await pool.read(serve) }
     }
 
