@@ -218,10 +218,16 @@ struct PostgresBackendTests {
             } throws: { error in
                 (error as? StorageError)?.message.contains("did not finish within") == true
             }
-            let revision = try await backend.write { transaction throws in
-                let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
-                try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
-                return layer.revision + 1
+            // The next writer gets the layer once the abandoned transaction ended (cancelled, or its
+            // session ended by PostgreSQL); on a busy machine its own first tries may time out too.
+            var revision: Int64?
+            _ = try await eventually {
+                revision = try? await backend.write { transaction throws in
+                    let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
+                    try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
+                    return layer.revision + 1
+                }
+                return revision != nil
             }
             #expect(revision == 6)
         }
