@@ -11,7 +11,10 @@ import Prometheus
 ///
 /// - Parameters:
 ///   - configuration: Address, tokens, keys and limits.
-///   - storage: Where documents and records live.
+///   - storage: Where documents and records live. Its backend's services (a database pool) run
+///     with the application, its schema is brought up to date before the server listens, and
+///     with a database shared by several nodes a ``NodeRelay`` keeps this node's listeners in step
+///     with the others.
 ///   - importer: Reads uploaded PDFs.
 ///   - logger: The server's logger.
 ///   - metrics: The registry `/metrics` serves in the Prometheus text format; request counts and
@@ -40,17 +43,25 @@ public func buildInstantApplication(
         metrics: metrics,
         pdfWork: pdfWork
     )
-    return Application(
+    // The database's services first: they stop last, after the server and the relay.
+    var services = storage.backend.services
+    if let channel = storage.backend.nodeChannel {
+        services.append(NodeRelay(channel: channel, events: events, storage: storage, logger: logger))
+    }
+    services.append(pdfWork)
+    var application = Application(
         router: routers.http,
         server: .guardedHTTP1(listening: routers.listening, configuration: configuration, logger: logger),
         configuration: .init(
             address: .hostname(configuration.hostname, port: configuration.port),
             serverName: "OpenInstant"
         ),
-        services: [pdfWork],
+        services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger
     )
+    application.beforeServerStarts { try await storage.backend.prepare() }
+    return application
 }
 
 /// Builds the routers of the Instant server (see

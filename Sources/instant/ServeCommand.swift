@@ -32,11 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var dataDir: String?
 
-    @Option(
-        help:
-            "Where records live: sqlite:///path/to/instant.sqlite (default <data-dir>/instant.sqlite). Env: DATABASE_URL."
-    )
-    var databaseURL: String?
+    @OptionGroup(title: "Database") var database: DatabaseOptions
 
     @Option(
         help:
@@ -116,11 +112,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard let apiToken, let jwt else { throw ValidationError("No API token or JWT key could be set up.") }
 
-        let location = try StorageLocation.resolve(
-            databaseURL: databaseURL ?? environment["DATABASE_URL"],
-            dataDirectory: dataDirectory
-        )
-        let storage = try location.open()
+        let location = try database.location(dataDirectory: dataDirectory, environment: environment)
+        let storage = try location.open(logger: logger)
         var configuration = InstantServerConfiguration(
             hostname: hostname,
             port: port,
@@ -136,6 +129,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.viewer = viewerOptions.configuration(
             environment: environment, development: startPage.map { DevelopmentViewer(keyPair: $0.keyPair) })
         let credentials = development
+        let storageDescription = location.description
         let printKeyHint = usesDevelopmentKey
         let printToken = usesDevelopmentToken
         let app = try await buildInstantApplication(
@@ -148,6 +142,7 @@ struct ServeCommand: AsyncParsableCommand {
                     hostname: hostname,
                     port: boundPort,
                     dataDirectory: dataDirectory,
+                    storage: storageDescription,
                     development: credentials,
                     usesDevelopmentKey: printKeyHint,
                     apiToken: printToken ? apiToken : nil,
@@ -172,12 +167,15 @@ struct ServeCommand: AsyncParsableCommand {
         hostname: String,
         port: Int,
         dataDirectory: URL,
+        storage: String,
         development: DevelopmentCredentials?,
         usesDevelopmentKey: Bool,
         apiToken: String?,
         startPage: Bool
     ) {
-        var lines = ["OpenInstant listening on http://\(hostname):\(port) (data in \(dataDirectory.path))"]
+        var lines = [
+            "OpenInstant listening on http://\(hostname):\(port) (data in \(dataDirectory.path); records: \(storage))"
+        ]
         if let development {
             if development.wereCreated {
                 lines.append("Created development credentials in \(dataDirectory.path) (not for production).")

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import InstantJSON
 import InstantTesting
 import JWTKit
 import Testing
@@ -190,6 +191,11 @@ struct ClientAuthTests {
                 try await client.request(.get, path, headers: Self.bearer(second), apiToken: nil).status == .forbidden)
 
             #expect(try await client.json(.post, "/api/revoke", ["jwts": ["garbage"]]).status == .badRequest)
+            let long = JSONValue.string(String(repeating: "x", count: 1025))
+            let partly = try await client.json(.post, "/api/revoke", ["jtis": [long, "session-3"]])
+            #expect(partly.json?["result"] == "partial_failure")
+            #expect(partly.json?["data"] == ["session-3"])
+            #expect(try await client.json(.post, "/api/revoke", ["jtis": [long]]).status == .badRequest)
             #expect(try await client.json(.post, "/api/revoke", [:]).status == .badRequest)
             let unauthenticated = try await client.request(
                 .post,

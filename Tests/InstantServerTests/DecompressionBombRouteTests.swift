@@ -74,7 +74,7 @@ struct DecompressionBombRouteTests {
         var harness = ServerHarness(directory: directory.url)
         harness.jwt = key.jwtConfiguration
         let id = try await harness.run { client in
-            try await client.upload(await Self.bomb(decoding: 16 * Self.mebibyte))
+            try await client.upload(await Self.bomb(decoding: 6 * Self.mebibyte))
         }
         harness.pdfProcessing = Self.small
         try await harness.run { client in

@@ -182,6 +182,15 @@ struct DocumentRoutesTests {
             let exported = try await client.request(.get, "/api/documents/\(id)/pdf")
             #expect(exported.status == .ok)
             #expect(exported.body.prefix(pdf.count) == pdf)
+
+            // A PDF larger than one read of the blob store comes whole, and a range across reads too.
+            let large = TestPDF.make(pageCount: 1, seed: 7, contentSize: 700_000)
+            let largeID = try await client.upload(large)
+            #expect(try await client.request(.get, "/api/documents/\(largeID)/pdf?source=true").body == large)
+            let across = try await client.request(
+                .get, "/api/documents/\(largeID)/pdf?source=true", headers: [.range: "bytes=200000-600000"])
+            #expect(across.status == .partialContent)
+            #expect(across.body == large[200_000...600_000])
         }
     }
 

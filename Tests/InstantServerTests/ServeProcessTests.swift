@@ -27,9 +27,11 @@ struct ServeProcessTests {
         return candidate
     }
 
-    /// ``startBlocking(dataDirectory:)`` off the cooperative thread pool.
-    static func start(dataDirectory: URL) async throws -> (Process, URL, Pipe) {
-        let started = try await onOwnThread { UncheckedBox(try startBlocking(dataDirectory: dataDirectory)) }
+    /// ``startBlocking(dataDirectory:arguments:)`` off the cooperative thread pool.
+    static func start(dataDirectory: URL, arguments: [String] = []) async throws -> (Process, URL, Pipe) {
+        let started = try await onOwnThread {
+            UncheckedBox(try startBlocking(dataDirectory: dataDirectory, arguments: arguments))
+        }
         return started.value
     }
 
@@ -38,11 +40,13 @@ struct ServeProcessTests {
         try await onOwnThread { try runBlocking(arguments) }
     }
 
-    /// Starts the server on a free port and returns the process and its base URL.
-    static func startBlocking(dataDirectory: URL) throws -> (Process, URL, Pipe) {
+    /// Starts the server on a free port (with more `arguments` if given) and returns the process and
+    /// its base URL.
+    static func startBlocking(dataDirectory: URL, arguments: [String] = []) throws -> (Process, URL, Pipe) {
         let process = Process()
         process.executableURL = try executable()
-        process.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"]
+        process.arguments =
+            ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -60,6 +64,20 @@ struct ServeProcessTests {
         }
         process.terminate()
         throw CancellationError()
+    }
+
+    /// Sends SIGTERM and waits up to `seconds` for the process to end; kills it and returns `false`
+    /// if it did not (a server whose graceful shutdown hangs).
+    static func stop(_ process: Process, within seconds: Double = 30) async -> Bool {
+        guard process.isRunning else { return true }
+        process.terminate()
+        let ended = await onOwnThread {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { usleep(20_000) }
+            return !process.isRunning
+        }
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        return ended
     }
 
     static func post(_ url: URL, token: String, json: String) async throws -> Int {
@@ -124,6 +142,25 @@ struct ServeProcessTests {
         second.waitUntilExit()
         #expect(second.terminationReason == .exit)
         #expect(second.terminationStatus == 0)
+    }
+
+    /// SIGTERM closes listening WebSockets, so that clients reconnect (to another node), and the
+    /// process ends without waiting for them to leave.
+    @Test func sigtermClosesListenersAndEnds() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await Self.storeDocument(in: directory.url)
+        let (process, baseURL, _) = try await Self.start(dataDirectory: directory.url)
+        let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
+        let issuer = try await ClientTokenIssuer(privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: .es256)
+        let token = try await issuer.sign(
+            ClientClaims(documentID: "doc", permissions: ["read-document"], expiration: Date().addingTimeInterval(600)))
+        let socket = ListeningSocket(
+            port: baseURL.port ?? 0, path: "/i/d/doc/listen?since=0&clientId=phone&jwt=\(token)")
+        #expect(try await socket.message { $0["presence"] != nil } != nil)
+        #expect(await Self.stop(process), "the server ended within 30 s of SIGTERM")
+        #expect(process.terminationStatus == 0)
+        #expect(try await socket.closedByServer() != nil, "the server closed the listening socket")
     }
 
     @Test func syncCommandDownloadsALayerAndCatchesUpLater() async throws {

@@ -67,6 +67,7 @@ struct ServerSetupTests {
         func paths(_ location: StorageLocation) -> [String] {
             switch location {
             case .sqlite(let database, let pdfs): [database, pdfs.path]
+            case .postgres(let configuration): [configuration.redactedURL]
             }
         }
         #expect(
@@ -77,8 +78,11 @@ struct ServerSetupTests {
             paths(try StorageLocation.resolve(databaseURL: "sqlite:///var/db/i.sqlite", dataDirectory: data))
                 == ["/var/db/i.sqlite", "/srv/instant/pdfs"]
         )
+        #expect(
+            paths(try StorageLocation.resolve(databaseURL: "postgres://app:secret@db/instant", dataDirectory: data))
+                == ["postgres://app@db:5432/instant"])
         #expect(throws: StorageError.self) {
-            try StorageLocation.resolve(databaseURL: "postgres://db/instant", dataDirectory: data)
+            try StorageLocation.resolve(databaseURL: "postgres://db:notaport/instant", dataDirectory: data)
         }
         #expect(throws: StorageError.self) {
             try StorageLocation.resolve(databaseURL: "mysql://x", dataDirectory: data)

@@ -121,6 +121,9 @@ extension InstantAPI {
 
     /// `POST /api/revoke` with `{"jwts": [...]}` and/or `{"jtis": [...]}`: every token with one of
     /// these ids stops working at once.
+    /// The longest token id (`jti`) that can be revoked, in bytes.
+    static let maximumTokenIDLength = 1024
+
     func revoke(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let body = try await jsonBody(request)
         var ids: [String] = []
@@ -147,6 +150,17 @@ extension InstantAPI {
             }
             ids += list.compactMap(\.stringValue)
         }
+        // Every node must hear of a revocation, in one notification per few hundred ids: an id
+        // longer than any token needs cannot be one.
+        let tooLong = ids.filter { $0.utf8.count > Self.maximumTokenIDLength }
+        for id in tooLong {
+            failing.append([
+                "path": .string(id.prefix(32) + "…"),
+                "details": .string(
+                    "a token id is at most \(Self.maximumTokenIDLength) bytes; this one is \(id.utf8.count)"),
+            ])
+        }
+        ids.removeAll { $0.utf8.count > Self.maximumTokenIDLength }
         guard !ids.isEmpty || !failing.isEmpty else {
             throw APIError.badRequest("The body needs 'jwts' (tokens) or 'jtis' (token ids) to revoke.")
         }

@@ -152,16 +152,19 @@ extension InstantAPI {
         return Self.data([:])
     }
 
-    /// The uploaded PDF with `ETag`, `If-None-Match` and single `Range` support.
+    /// The uploaded PDF with `ETag`, `If-None-Match` and single `Range` support, read from the blob
+    /// store part by part as it is sent.
     func pdfResponse(_ document: StoredDocument, request: Request) async throws -> Response {
-        guard let pdf = try await storage.pdf(sha256: document.sourcePDFSHA256) else {
+        let sha256 = document.sourcePDFSHA256
+        let pdfs = storage.pdfs
+        guard let size = try await pdfs.size(sha256: sha256) else {
             throw APIError(
                 .internalServerError,
                 "The PDF file of document '\(document.id)' is missing from storage."
             )
         }
         return try ByteRangeResponse.make(
-            data: pdf,
+            ByteRangeResponse.Content(length: size) { range in try await pdfs.read(sha256: sha256, range: range) },
             contentType: "application/pdf",
             etag: "\"\(document.sourcePDFSHA256)\"",
             request: request

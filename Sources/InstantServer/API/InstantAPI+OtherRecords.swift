@@ -212,7 +212,7 @@ extension InstantAPI {
         }
         let served = AttachmentContentType.served(stored: attachment.contentType, id: attachment.sha256)
         return try ByteRangeResponse.make(
-            data: attachment.data,
+            ByteRangeResponse.Content(attachment.data),
             contentType: served.contentType,
             disposition: served.disposition,
             etag: "\"\(attachment.sha256)\"",

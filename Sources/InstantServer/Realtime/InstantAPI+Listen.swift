@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import InstantJSON
 import NIOWebSocket
+import ServiceLifecycle
 
 extension InstantAPI {
     /// Why a listener stops waiting.
@@ -93,6 +94,12 @@ extension InstantAPI {
                 try? await Task.sleep(for: wait)
                 return expiresFirst ? .expired : .timedOut
             }
+            group.addTask {
+                // A server shutting down answers at once (with the current revision), so that it
+                // need not wait out the long-polls and the client polls again, on another node.
+                do { try await gracefulShutdown() } catch { return nil }
+                return .timedOut
+            }
             var outcome = ListenOutcome.timedOut
             for await result in group {
                 if let result {
@@ -134,7 +141,7 @@ extension InstantAPI {
     /// A listening WebSocket: `{"revision": M}` whenever the layer passes what the client has seen
     /// (coalesced), `{"presence": [{"userId", "connections"}]}` whenever the set of listening users
     /// changes (at most once per ``ListeningLimits/presenceInterval``); closed with a reason when
-    /// the token expires or is revoked.
+    /// the token expires or is revoked. (When the server shuts down, the WebSocket layer closes it.)
     func listenWebSocket(
         _ session: ListeningSession, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
     ) async throws {

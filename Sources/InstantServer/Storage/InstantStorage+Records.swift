@@ -30,6 +30,20 @@ extension InstantStorage {
         }
     }
 
+    /// Runs `body` on one read transaction of the layer: everything it reads comes from one snapshot,
+    /// whose revision is the reader's ``LayerReader/revision``.
+    /// - Throws: ``StorageError/Code/layerNotFound``.
+    public func read<T: Sendable>(
+        documentID: String, layer: String, _ body: @escaping @Sendable (LayerReader) async throws -> T
+    ) async throws -> T {
+        try await backend.read { transaction in
+            let current = try await Self.requireLayer(transaction, documentID: documentID, name: layer)
+            return try await body(
+                LayerReader(
+                    transaction: transaction, documentID: documentID, layer: layer, revision: current.revision))
+        }
+    }
+
     /// The last push id applied for a client (its id within its user's scope) on a layer, or `nil`.
     public func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
         try await backend.read { try await $0.lastPushID(documentID: documentID, layer: layer, client: client) }
@@ -53,9 +67,10 @@ extension InstantStorage {
         push: ClientPush? = nil,
         onConditionFailure: ConditionFailurePolicy
     ) async throws -> CommitResult {
-        try await apply(documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure) {
-            _ in LayerDecision(changes: changes, outcome: ())
-        }.result
+        try await apply(
+            documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure,
+            deciding: { _ in LayerDecision(changes: changes, outcome: ()) }
+        ).result
     }
 
     /// Decides and applies a batch in one write transaction: `decide` reads the layer as it is at
@@ -71,45 +86,102 @@ extension InstantStorage {
         push: ClientPush?,
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
-        try await apply(documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, decide)
+        try await apply(
+            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide)
     }
 
-    /// The write path of every change to a layer's records.
+    /// The write path of every change to a layer's records: a commit queued for the layer's next
+    /// group transaction (``LayerCommitQueue``).
     private func apply<Outcome: Sendable>(
         documentID: String,
         layer: String,
         push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
-        _ decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
+        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
         let now = clock()
-        return try await write { transaction in
-            // 1. The layer, locked until the commit: commits to one layer follow each other, on
-            //    every server node, and each takes the revision after the one before.
-            let current = try await Self.requireLayer(
-                transaction, documentID: documentID, name: layer, forUpdate: true)
-            // 2. Exactly once: a push the client sent before changes nothing again.
-            if let push {
-                let last = try await transaction.lastPushID(documentID: documentID, layer: layer, client: push.client)
-                if push.isRepeat(after: last) {
-                    let result = CommitResult(
-                        revision: current.revision, applied: [], skipped: [], isDuplicatePush: true)
-                    return ((result, nil), [])
-                }
-                if let problem = push.stepProblem(after: last) { throw problem }
-            }
-            // 3. The decision, against the records as they are now.
-            let decision = try await decide(
-                LayerReader(transaction: transaction, documentID: documentID, layer: layer, revision: current.revision))
-            // 4. The changes, with the rules every writer shares.
-            let result = try await Self.commit(
-                decision.changes, to: current, in: transaction, push: push, onConditionFailure: onConditionFailure,
-                now: now)
-            let events: [StorageEvent] =
-                result.revision == current.revision
-                ? [] : [.revisionChanged(documentID: documentID, layer: layer, revision: result.revision)]
-            return ((result, decision.outcome), events)
+        let key = LayerCommitQueue.LayerKey(documentID: documentID, layer: layer)
+        return try await withCheckedThrowingContinuation { continuation in
+            let job = LayerCommitQueue.Job(
+                run: { transaction, current in
+                    do {
+                        let value = try await Self.commit(
+                            in: transaction, layer: &current, push: push, onConditionFailure: onConditionFailure,
+                            now: now, deciding: decide)
+                        return { continuation.resume(returning: value) }
+                    } catch let error as StorageError where !error.failsTheTransaction {
+                        // Refused before it wrote anything: the group goes on without it.
+                        return { continuation.resume(throwing: error) }
+                    } catch let refusal as DecisionFailure {
+                        return { continuation.resume(throwing: refusal.error) }
+                    }
+                },
+                fail: { continuation.resume(throwing: $0) })
+            commitQueue.submit(job, to: key) { key, jobs in try await self.commitGroup(key, jobs) }
         }
+    }
+
+    /// One group transaction of a layer: the layer locked until the commit (commits to one layer
+    /// follow each other, on every server node, and each takes the revision after the one before),
+    /// each commit in turn, and after the commit the observers and each commit's caller.
+    private func commitGroup(_ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job]) async throws {
+        let (events, deliveries) = try await backend.write { transaction in
+            var layer = try await Self.requireLayer(
+                transaction, documentID: key.documentID, name: key.layer, forUpdate: true)
+            let before = layer.revision
+            var deliveries: [@Sendable () -> Void] = []
+            for job in jobs { deliveries.append(try await job.run(transaction, &layer)) }
+            let events: [StorageEvent] =
+                layer.revision == before
+                ? [] : [.revisionChanged(documentID: key.documentID, layer: key.layer, revision: layer.revision)]
+            for event in events { try await transaction.announce(event) }
+            return (events, deliveries)
+        }
+        await report(events)
+        for deliver in deliveries { deliver() }
+    }
+
+    /// One commit inside a group transaction, on the layer as the commits before it left it:
+    /// 1. exactly once: a push the client sent before changes nothing again;
+    /// 2. the decision, against the records as they are now;
+    /// 3. the changes, with the rules every writer shares (``commit(_:to:in:push:onConditionFailure:now:)``).
+    private static func commit<Outcome: Sendable>(
+        in transaction: any StorageTransaction,
+        layer: inout StoredLayer,
+        push: ClientPush?,
+        onConditionFailure: ConditionFailurePolicy,
+        now: Date,
+        deciding decide: @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
+    ) async throws -> (result: CommitResult, outcome: Outcome?) {
+        let before = LayerReader(
+            transaction: transaction, documentID: layer.documentID, layer: layer.name, revision: layer.revision)
+        if let push {
+            let last = try await transaction.lastPushID(
+                documentID: layer.documentID, layer: layer.name, client: push.client)
+            if push.isRepeat(after: last) {
+                let result = CommitResult(revision: layer.revision, applied: [], skipped: [], isDuplicatePush: true)
+                return (result, nil)
+            }
+            if let problem = push.stepProblem(after: last) { throw problem }
+        }
+        let decision: LayerDecision<Outcome>
+        do {
+            decision = try await decide(before)
+        } catch let error as StorageError where error.failsTheTransaction {
+            throw error
+        } catch {
+            // The decision failed before anything was written: this commit fails alone.
+            throw DecisionFailure(error: error)
+        }
+        let result = try await commit(
+            decision.changes, to: layer, in: transaction, push: push, onConditionFailure: onConditionFailure, now: now)
+        layer.revision = result.revision
+        return (result, decision.outcome)
+    }
+
+    /// What `decide` threw, which fails its own commit and not the others of its group.
+    private struct DecisionFailure: Error {
+        var error: any Error
     }
 
     /// Applies changes to a (locked) layer inside the caller's transaction:
@@ -266,5 +338,16 @@ public struct LayerReader: Sendable {
     /// The record with the given id (tombstones included), or `nil`.
     public func record(id: String) async throws -> StoredRecord? {
         try await records(ids: [id])[id]
+    }
+
+    /// The records (tombstones included) with a revision above the given one, by revision then id;
+    /// after a commit, its own writes included.
+    public func records(changedAfter revision: Int64) async throws -> [StoredRecord] {
+        try await transaction.records(documentID: documentID, layer: layer, changedAfter: revision)
+    }
+
+    /// The last push id applied for a client on the layer, or `nil`.
+    public func lastPushID(of client: ClientIdentity) async throws -> Int64? {
+        try await transaction.lastPushID(documentID: documentID, layer: layer, client: client)
     }
 }

@@ -26,6 +26,7 @@ public final class InstantStorage: Sendable {
     let logger: Logger
     let clock: @Sendable () -> Date
     private let observers = Mutex<[any StorageObserver]>([])
+    let commitQueue = LayerCommitQueue()
 
     /// Creates the storage over a backend and a blob store.
     /// - Parameters:
@@ -53,17 +54,21 @@ public final class InstantStorage: Sendable {
     /// Runs one write transaction whose body also says what it changed: the events are announced
     /// to other nodes inside the transaction and reported to the observers after the commit.
     func write<T: Sendable>(
-        _ body: @Sendable (any StorageTransaction) async throws -> (value: T, events: [StorageEvent])
+        _ body: @escaping @Sendable (any StorageTransaction) async throws -> (value: T, events: [StorageEvent])
     ) async throws -> T {
         let (value, events) = try await backend.write { transaction in
             let outcome = try await body(transaction)
             for event in outcome.events { try await transaction.announce(event) }
             return (outcome.value, outcome.events)
         }
-        if !events.isEmpty {
-            for observer in observers.withLock({ $0 }) { await observer.storageCommitted(events) }
-        }
+        await report(events)
         return value
+    }
+
+    /// Tells the observers what a committed transaction changed.
+    func report(_ events: [StorageEvent]) async {
+        guard !events.isEmpty else { return }
+        for observer in observers.withLock({ $0 }) { await observer.storageCommitted(events) }
     }
 
     // MARK: Looking things up inside a transaction

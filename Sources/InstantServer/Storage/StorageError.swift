@@ -40,4 +40,10 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(code): \(message)" }
+
+    /// Whether the error leaves the transaction it happened in unusable (the database failed, or
+    /// returned what cannot be read), rather than refusing one request before it wrote anything.
+    public var failsTheTransaction: Bool {
+        code == .backendFailure || code == .corrupted
+    }
 }

@@ -39,39 +39,40 @@ extension InstantAPI {
         let push =
             syncRequest.changes.isEmpty || !token.allows("write")
             ? nil : syncRequest.pushID.map { ClientPush(client: client, pushID: $0) }
+        let baseRevision = syncRequest.baseRevision
         let (result, outcome) = try await storage.apply(
             documentID: documentID, layer: layer, push: push, deciding: planner.decide)
         let rejections = outcome ?? []
+        // A base revision the layer never had (the client talked to a layer since deleted and
+        // created again, or to another server) cannot be caught up with changes: send everything.
+        let reset = baseRevision > current.revision
+        let answer = try await storage.read(documentID: documentID, layer: layer) { reader in
+            // The answer is read in one read transaction after the commit, beside other commits.
+            let changed = try await reader.records(changedAfter: reset ? 0 : baseRevision)
+            var records = reset ? changed.filter { !$0.isDeleted } : changed
+            // The current state of every record the push touched, so the client can settle each of
+            // its changes: the applied ones are already listed; rejected ones (and, for a repeated
+            // push, all of them) are added.
+            let settle = result.isDuplicatePush ? syncRequest.changes.map(\.id) : rejections.map(\.id)
+            var listed = Set(records.map(\.id))
+            let unlisted = settle.filter { listed.insert($0).inserted }
+            let stored = try await reader.records(ids: unlisted)
+            for id in unlisted {
+                let kind = syncRequest.changes.first { $0.id == id }?.kind ?? .annotation
+                records.append(
+                    stored[id]
+                        ?? StoredRecord(
+                            id: id, kind: kind, revision: 0, isDeleted: true, content: Data(), updatedAt: Date()))
+            }
+            let lastPush: Int64? =
+                if let pushID = syncRequest.pushID { pushID } else { try await reader.lastPushID(of: client) }
+            return SyncAnswer(revision: reader.revision, reset: reset, lastPushID: lastPush, records: records)
+        }
         if result.isDuplicatePush {
             context.logger.info(
                 "Answered a repeated push without applying it",
                 metadata: ["document.id": "\(documentID)", "client.id": "\(syncRequest.clientID)"]
             )
-        }
-
-        // A base revision the layer never had (the client talked to a layer since deleted and
-        // created again, or to another server) cannot be caught up with changes: send everything.
-        let reset = syncRequest.baseRevision > current.revision
-        let changes = try await storage.changes(
-            documentID: documentID, layer: layer, since: reset ? 0 : syncRequest.baseRevision)
-        var records = reset ? changes.records.filter { !$0.isDeleted } : changes.records
-        // The current state of every record the push touched, so the client can settle each of its
-        // changes: the applied ones are already listed; rejected ones (and, for a repeated push,
-        // all of them) are added.
-        var listed = Set(records.map(\.id))
-        let settle = result.isDuplicatePush ? syncRequest.changes.map(\.id) : rejections.map(\.id)
-        for id in settle where !listed.contains(id) {
-            listed.insert(id)
-            let kind = syncRequest.changes.first { $0.id == id }?.kind ?? .annotation
-            records.append(
-                try await storage.record(documentID: documentID, layer: layer, id: id)
-                    ?? StoredRecord(
-                        id: id, kind: kind, revision: 0, isDeleted: true, content: Data(), updatedAt: Date())
-            )
-        }
-        var lastPush = syncRequest.pushID
-        if lastPush == nil {
-            lastPush = try await storage.lastPushID(documentID: documentID, layer: layer, client: client)
         }
         let rejected = JSONValue.array(
             rejections.map { rejection in
@@ -86,18 +87,26 @@ extension InstantAPI {
         // Written by hand so that stored contents go out as they are, without being parsed and
         // serialized again: answers can carry thousands of records.
         var body = ByteBuffer()
-        body.writeString(#"{"revision":\#(changes.revision),"reset":\#(reset),"pushId":"#)
-        body.writeString(lastPush.map(String.init) ?? "null")
+        body.writeString(#"{"revision":\#(answer.revision),"reset":\#(answer.reset),"pushId":"#)
+        body.writeString(answer.lastPushID.map(String.init) ?? "null")
         body.writeString(#","rejected":"#)
         body.writeBytes(rejected.serialized())
         body.writeString(#","records":["#)
-        for (index, record) in records.enumerated() {
+        for (index, record) in answer.records.enumerated() {
             if index > 0 { body.writeInteger(UInt8(ascii: ",")) }
             Self.visible(record, to: token).writeSyncJSON(into: &body)
         }
         body.writeString("]}")
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+    }
+
+    /// What a sync answer carries besides the rejections, read in the commit's transaction.
+    struct SyncAnswer: Sendable {
+        var revision: Int64
+        var reset: Bool
+        var lastPushID: Int64?
+        var records: [StoredRecord]
     }
 
     /// A record as the token's user may see it: in full, or as a tombstone when the collaboration

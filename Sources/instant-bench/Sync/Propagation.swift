@@ -71,14 +71,18 @@ enum Propagation {
         }
     }
 
-    static func measure(api: BenchAPI, listeners count: Int, rounds: Int) async throws -> (
-        poke: Percentiles, applied: Percentiles
-    ) {
+    /// Client A pushes through `api`; the listeners (B among them) listen and pull through
+    /// `listenerAPI`: the same node by default, another node of the same database to measure
+    /// propagation across nodes.
+    static func measure(api: BenchAPI, listenersOn listenerAPI: BenchAPI? = nil, listeners count: Int, rounds: Int)
+        async throws -> (poke: Percentiles, applied: Percentiles)
+    {
+        let listenerAPI = listenerAPI ?? api
         let document = try await api.newDocument()
         let writerToken = try await api.server.token(document: document, user: "a")
         let readerToken = try await api.server.token(document: document, user: "b")
         let recorder = Recorder(listeners: count)
-        let base = api.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
+        let base = listenerAPI.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
         var sockets: [Listener] = []
         for index in 0..<count {
             let isB = index == 0
@@ -95,7 +99,7 @@ enum Propagation {
                         guard isB else { return }
                         // B applies: one pull from its last revision, then the change is local.
                         let body: JSONValue = ["clientId": "b", "baseRevision": .integer(await pulled.value)]
-                        if let reply = try? await api.sync(document: document, token: readerToken, body: body),
+                        if let reply = try? await listenerAPI.sync(document: document, token: readerToken, body: body),
                             let revision = reply["revision"]?.intValue.map(Int64.init)
                         {
                             await pulled.set(revision)

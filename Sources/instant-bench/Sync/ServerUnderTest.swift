@@ -17,10 +17,11 @@ struct ServerUnderTest {
     private let dataDirectory: URL?
 
     /// Starts `instant serve` in a temporary data directory (removed when it stops), or in
-    /// `dataDirectory` (kept), with `environment` added to this process's environment.
-    static func start(dataDirectory: URL? = nil, environment: [String: String] = [:]) async throws
-        -> ServerUnderTest
-    {
+    /// `dataDirectory` (kept), with `arguments` added to its command line and `environment` to this
+    /// process's environment.
+    static func start(
+        dataDirectory: URL? = nil, arguments: [String] = [], environment: [String: String] = [:]
+    ) async throws -> ServerUnderTest {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("instant")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
@@ -32,7 +33,8 @@ struct ServerUnderTest {
             dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-\(UUID())")
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["serve", "--port", "0", "--data-dir", directory.path, "--log-level", "error"]
+        process.arguments =
+            ["serve", "--port", "0", "--data-dir", directory.path, "--log-level", "error"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         let output = Pipe()
         process.standardOutput = output
@@ -67,11 +69,11 @@ struct ServerUnderTest {
         )
     }
 
-    /// A client token for a document's default layer.
-    func token(document: String, user: String) async throws -> String {
+    /// A client token for a layer of a document (the default layer unless named).
+    func token(document: String, layer: String? = nil, user: String) async throws -> String {
         try await issuer.sign(
             ClientClaims(
-                documentID: document, permissions: ["read-document", "write"], userID: user,
+                documentID: document, layer: layer, permissions: ["read-document", "write"], userID: user,
                 expiration: Date().addingTimeInterval(3600)))
     }
 

@@ -32,8 +32,19 @@ struct SyncBenchmark: AsyncParsableCommand {
     var writers = 10
     @Option(help: "Idle listening WebSockets for the memory figure (0 skips it).")
     var idle = 10_000
+    @Flag(
+        help: """
+            Run against PostgreSQL instead: starts a PostgreSQL server of its own (fsync on) and two \
+            `instant serve` nodes on it, and measures propagation within a node and across nodes, push \
+            throughput against PostgreSQL's own commit rate, and one node against two on ten layers.
+            """)
+    var postgres = false
 
     func run() async throws {
+        if postgres {
+            try await PostgresSync.run(listeners: listeners, rounds: rounds, writers: writers)
+            return
+        }
         let target: ServerUnderTest
         if let server {
             guard let url = URL(string: server), let dataDir else {
@@ -125,9 +136,10 @@ struct BenchAPI: Sendable {
 
     /// One sync request whose answer is read only for its revision: the writers of the throughput
     /// benchmark leave the answers' records aside, so that the figure is the server's work.
-    func syncRevision(document: String, token: String, body: JSONValue) async throws -> Int64 {
+    func syncRevision(document: String, layer: String? = nil, token: String, body: JSONValue) async throws -> Int64 {
+        let path = layer.map { "/i/d/\(document)/l/\($0)/sync" } ?? "/i/d/\(document)/sync"
         let bytes = try await sendRaw(
-            .POST, "/i/d/\(document)/sync", body: body.serialized(), authorization: "Token token=\"\(token)\"",
+            .POST, path, body: body.serialized(), authorization: "Token token=\"\(token)\"",
             contentType: "application/json")
         let prefix = Array(#"{"revision":"#.utf8)
         let head = bytes.getBytes(at: bytes.readerIndex, length: min(bytes.readableBytes, 96)) ?? []

@@ -34,6 +34,41 @@ enum Throughput {
     }
 }
 
+extension Throughput {
+    /// Changes per second from `writers` writers, each on its own layer of one document (of
+    /// `layers`), sending their 1-change pushes through `apis` in turn (one node, or several).
+    static func measureLayers(apis: [BenchAPI], layers: Int, writers: Int) async throws -> Double {
+        let document = try await apis[0].newDocument()
+        let pushesPerWriter = 200
+        var tokens: [String] = []
+        for writer in 0..<writers {
+            let token = try await apis[0].server.token(document: document, layer: "l\(writer % layers)", user: "w")
+            tokens.append(token)
+            _ = try await apis[writer % apis.count].syncRevision(
+                document: document, layer: "l\(writer % layers)", token: token,
+                body: notePush(client: "w\(writer)", pushID: 1, base: 0, ids: ["warm-\(writer)"]))
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                let (token, layer) = (tokens[writer], "l\(writer % layers)")
+                group.addTask {
+                    var base: Int64 = 0
+                    for push in 0..<pushesPerWriter {
+                        base = try await apis[(writer + push) % apis.count].syncRevision(
+                            document: document, layer: layer, token: token,
+                            body: notePush(
+                                client: "w\(writer)", pushID: Int64(push + 2), base: base, ids: ["w\(writer)-\(push)"]))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return Double(writers * pushesPerWriter) / seconds
+    }
+}
+
 /// The floor: committing rows of the same size into SQLite directly, with the server's settings
 /// (WAL, synchronous FULL).
 enum RawSQLite {

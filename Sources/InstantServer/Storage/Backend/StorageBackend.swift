@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 
 /// A database that ``InstantStorage`` keeps its documents, layers, records and revocations in.
 ///
@@ -13,16 +14,28 @@ public protocol StorageBackend: Sendable {
     /// Runs `body` in one write transaction: it commits when `body` returns and rolls back when it
     /// throws. Errors of the database come out as ``StorageError`` with
     /// ``StorageError/Code/backendFailure``.
-    func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T
 
     /// Runs `body` in one read-only transaction: every primitive it calls sees the same snapshot.
-    func read<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T
 
     /// Throws ``StorageError/Code/backendFailure`` unless the database answers a trivial query now.
     func checkHealth() async throws
 
     /// A human-readable description for logs and the healthcheck, without credentials.
     var description: String { get }
+
+    /// Readies the database before the server serves (migrates its schema); called once, with
+    /// ``services`` running.
+    func prepare() async throws
+
+    /// What must run while the backend is in use (a pool of connections), started before the
+    /// server and stopped after it.
+    var services: [any Service] { get }
+
+    /// The channel to the other server nodes that share this database, or `nil` for a database of
+    /// one node.
+    var nodeChannel: (any NodeChannel)? { get }
 }
 
 /// A record row as a backend stores it: the record plus the thread root that indexes a live

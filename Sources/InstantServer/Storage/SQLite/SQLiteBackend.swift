@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import ServiceLifecycle
 
 /// The embedded backend: one SQLite database in WAL mode, through a GRDB `DatabasePool`.
 ///
@@ -38,11 +39,24 @@ public final class SQLiteBackend: StorageBackend {
 
     public var description: String { "SQLite at \(path)" }
 
-    public func write<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    /// Nothing to do: the schema was migrated when the backend opened.
+    public func prepare() async throws {}
+
+    /// None: SQLite runs inside the server's process.
+    public var services: [any Service] { [] }
+
+    /// None: an embedded database serves one node.
+    public var nodeChannel: (any NodeChannel)? { nil }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
+        -> T
+    {
         try await run(body) { pool, serve in try await pool.write(serve) }
     }
 
-    public func read<T: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
+        -> T
+    {
         try await run(body) { pool, serve in try await pool.read(serve) }
     }
 
@@ -52,7 +66,7 @@ public final class SQLiteBackend: StorageBackend {
 
     /// Runs `body` against one GRDB transaction, kept open by a bridge while `body` runs.
     private func run<T: Sendable>(
-        _ body: @Sendable (any StorageTransaction) async throws -> T,
+        _ body: @escaping @Sendable (any StorageTransaction) async throws -> T,
         transaction open:
             @escaping @Sendable (DatabasePool, @escaping @Sendable (Database) throws -> Void)
             async throws -> Void

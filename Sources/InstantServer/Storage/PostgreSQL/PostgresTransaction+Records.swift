@@ -1,0 +1,165 @@
+import Foundation
+import PostgresNIO
+
+extension PostgresTransaction {
+    /// The columns ``record(from:)`` reads, in its order.
+    static let recordColumns =
+        "id, kind, revision, deleted, group_name, created_by, updated_by, pdf_object_id, content, updated_at"
+
+    func liveRecords(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
+        try await map(
+            """
+            SELECT \(unescaped: Self.recordColumns) FROM records
+            WHERE document_id = \(documentID) AND layer = \(layer) AND NOT deleted
+                AND (\(kind?.rawValue)::text IS NULL OR kind = \(kind?.rawValue))
+            ORDER BY id
+            """,
+            "reading the records of the layer '\(layer)' of the document '\(documentID)'",
+            Self.record(from:)
+        )
+    }
+
+    func records(documentID: String, layer: String, ids: [String]) async throws -> [StoredRecord] {
+        guard !ids.isEmpty else { return [] }
+        return try await map(
+            """
+            SELECT \(unescaped: Self.recordColumns) FROM records
+            WHERE document_id = \(documentID) AND layer = \(layer) AND id = ANY(\(ids))
+            """,
+            "reading \(ids.count) records of the layer '\(layer)' of the document '\(documentID)'",
+            Self.record(from:)
+        )
+    }
+
+    func comments(documentID: String, layer: String, threadRoots: [String]) async throws -> [StoredRecord] {
+        guard !threadRoots.isEmpty else { return [] }
+        return try await map(
+            """
+            SELECT \(unescaped: Self.recordColumns) FROM records
+            WHERE document_id = \(documentID) AND layer = \(layer) AND thread_root = ANY(\(threadRoots)) AND NOT deleted
+            ORDER BY id
+            """,
+            "reading the comment threads of the layer '\(layer)' of the document '\(documentID)'",
+            Self.record(from:)
+        )
+    }
+
+    func records(documentID: String, layer: String, changedAfter revision: Int64) async throws -> [StoredRecord] {
+        try await map(
+            """
+            SELECT \(unescaped: Self.recordColumns) FROM records
+            WHERE document_id = \(documentID) AND layer = \(layer) AND revision > \(revision)
+            ORDER BY revision, id
+            """,
+            "reading the changes after revision \(revision) of the layer '\(layer)' of the document '\(documentID)'",
+            Self.record(from:)
+        )
+    }
+
+    func upsert(_ rows: [RecordRow], documentID: String, layer: String) async throws {
+        try await insert(
+            rows.keepingLast(by: \.record.id),
+            """
+            INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by, updated_by,
+                pdf_object_id, content, updated_at, thread_root)
+            """,
+            types: [
+                "text", "text", "text", "text", "bigint", "boolean", "text", "text", "text", "bigint", "bytea",
+                "double precision", "text",
+            ],
+            suffix: """
+                ON CONFLICT (document_id, layer, id) DO UPDATE SET kind = EXCLUDED.kind, revision = EXCLUDED.revision,
+                    deleted = EXCLUDED.deleted, group_name = EXCLUDED.group_name, created_by = EXCLUDED.created_by,
+                    updated_by = EXCLUDED.updated_by, pdf_object_id = EXCLUDED.pdf_object_id,
+                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, thread_root = EXCLUDED.thread_root
+                """,
+            "writing \(rows.count) records of the layer '\(layer)' of the document '\(documentID)'",
+            size: \.record.content.count
+        ) { row, bindings in
+            let record = row.record
+            bindings.append(documentID)
+            bindings.append(layer)
+            bindings.append(record.id)
+            bindings.append(record.kind.rawValue)
+            bindings.append(record.revision)
+            bindings.append(record.isDeleted)
+            bindings.append(record.group)
+            bindings.append(record.createdBy)
+            bindings.append(record.updatedBy)
+            bindings.append(record.pdfObjectID)
+            try bindings.append(record.content)
+            bindings.append(record.updatedAt.timeIntervalSince1970)
+            bindings.append(row.threadRoot)
+        }
+    }
+
+    func copyLiveRecords(
+        documentID: String,
+        from source: String,
+        to target: String,
+        revision: Int64,
+        at time: Date
+    ) async throws -> Int {
+        try await value(
+            """
+            WITH copied AS (
+                INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
+                    updated_by, pdf_object_id, content, updated_at, thread_root)
+                SELECT document_id, \(target), id, kind, \(revision), false, group_name, created_by, updated_by,
+                    pdf_object_id, content, \(time.timeIntervalSince1970), thread_root
+                FROM records WHERE document_id = \(documentID) AND layer = \(source) AND NOT deleted
+                RETURNING 1
+            )
+            SELECT count(*) FROM copied
+            """,
+            as: Int.self,
+            "copying the layer '\(source)' of the document '\(documentID)' to '\(target)'"
+        ) ?? 0
+    }
+
+    func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
+        try await value(
+            """
+            SELECT push_id FROM client_pushes WHERE document_id = \(documentID) AND layer = \(layer)
+                AND user_scope = \(client.userScope) AND client_id = \(client.clientID)
+            """,
+            as: Int64.self,
+            "reading the last push of a client on the layer '\(layer)' of the document '\(documentID)'"
+        )
+    }
+
+    func setLastPushID(
+        _ pushID: Int64,
+        documentID: String,
+        layer: String,
+        client: ClientIdentity,
+        revision: Int64
+    ) async throws {
+        try await execute(
+            """
+            INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+            VALUES (\(documentID), \(layer), \(client.userScope), \(client.clientID), \(pushID), \(revision))
+            ON CONFLICT (document_id, layer, user_scope, client_id)
+                DO UPDATE SET push_id = EXCLUDED.push_id, revision = EXCLUDED.revision
+            """,
+            "storing the last push of a client on the layer '\(layer)' of the document '\(documentID)'"
+        )
+    }
+
+    static func record(from row: PostgresRow) throws -> StoredRecord {
+        let (id, kind, revision, isDeleted, group, createdBy, updatedBy, pdfObjectID, content, updatedAt) =
+            try row.decode((String, String, Int64, Bool, String?, String?, String?, Int?, Data, Double).self)
+        return StoredRecord(
+            id: id,
+            kind: RecordKind(rawValue: kind),
+            revision: revision,
+            isDeleted: isDeleted,
+            group: group,
+            createdBy: createdBy,
+            updatedBy: updatedBy,
+            pdfObjectID: pdfObjectID,
+            content: content,
+            updatedAt: Date(timeIntervalSince1970: updatedAt)
+        )
+    }
+}

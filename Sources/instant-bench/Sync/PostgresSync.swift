@@ -1,0 +1,111 @@
+import AsyncHTTPClient
+import Foundation
+import InstantTesting
+import Logging
+import PostgresNIO
+
+/// `instant-bench sync --postgres`: the sync server on PostgreSQL with two nodes.
+enum PostgresSync {
+    static func run(listeners: [Int], rounds: Int, writers: Int) async throws {
+        let database = try await PostgresTestServer.start(fsync: true)
+        defer { database.stop() }
+        let url = try await database.makeDatabase()
+        let shared = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: shared) }
+        let nodeA = try await ServerUnderTest.start(dataDirectory: shared, arguments: ["--database", url])
+        defer { nodeA.stop() }
+        let nodeB = try await ServerUnderTest.start(dataDirectory: shared, arguments: ["--database", url])
+        defer { nodeB.stop() }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(16, writers * 2))
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            try await measure(
+                a: BenchAPI(http: http, server: nodeA), b: BenchAPI(http: http, server: nodeB), url: url,
+                listeners: listeners, rounds: rounds, writers: writers)
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+    }
+
+    private static func measure(
+        a: BenchAPI, b: BenchAPI, url: String, listeners: [Int], rounds: Int, writers: Int
+    ) async throws {
+        print(
+            "PostgreSQL (fsync on) at \(url), nodes \(a.server.baseURL) and \(b.server.baseURL), "
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
+        for count in listeners {
+            for (name, listenerAPI) in [("same node", a), ("other node", b)] {
+                let result = try await Propagation.measure(
+                    api: a, listenersOn: listenerAPI, listeners: count, rounds: rounds)
+                print(
+                    String(
+                        format:
+                            "propagation, %5d listeners on the %@: poke p50 %.3f ms p99 %.3f ms | applied by B p50 %.3f ms p99 %.3f ms",
+                        count, name, result.poke.p50, result.poke.p99, result.applied.p50, result.applied.p99))
+            }
+        }
+        let rate = try await Throughput.measure(api: a, writers: writers, changesPerPush: 1)
+        let raw = try await RawPostgres.rate(url: url, writers: writers)
+        print(
+            String(
+                format: "throughput, 1-change pushes, %d writers, one layer: %.0f changes/s "
+                    + "(raw PostgreSQL %.0f single-row commits/s from %d connections: %.0f%%)",
+                writers, rate, raw, writers, rate / raw * 100))
+        let oneNode = try await Throughput.measureLayers(apis: [a], layers: 10, writers: writers)
+        let twoNodes = try await Throughput.measureLayers(apis: [a, b], layers: 10, writers: writers)
+        print(
+            String(
+                format: "throughput, 1-change pushes over 10 layers, %d writers: one node %.0f changes/s, "
+                    + "two nodes %.0f changes/s", writers, oneNode, twoNodes))
+    }
+}
+
+/// The floor: single-row commits straight into the same PostgreSQL, from as many connections as
+/// the benchmark has writers.
+enum RawPostgres {
+    static func rate(url: String, writers: Int) async throws -> Double {
+        guard let components = URLComponents(string: url), let host = components.host, let port = components.port
+        else { throw BenchmarkError("Cannot read the PostgreSQL URL \(url).") }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: components.user ?? "instant", password: components.password,
+            database: String(components.path.dropFirst()), tls: .disable)
+        configuration.options.maximumConnections = writers
+        let client = PostgresClient(configuration: configuration)
+        return try await withThrowingTaskGroup(of: Double?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            let logger = Logger(label: "bench.raw-postgres")
+            try await client.query(
+                "CREATE TABLE raw_commits (id TEXT PRIMARY KEY, revision BIGINT, content BYTEA, updated_at DOUBLE PRECISION)",
+                logger: logger)
+            let content =
+                notePush(client: "raw", pushID: 1, base: 0, ids: ["x"])["changes"]?.arrayValue?.first?["content"]?
+                .serialized() ?? Data()
+            let perWriter = 500
+            let start = DispatchTime.now().uptimeNanoseconds
+            try await withThrowingTaskGroup(of: Void.self) { writersGroup in
+                for writer in 0..<writers {
+                    writersGroup.addTask {
+                        for row in 0..<perWriter {
+                            let id = "\(writer)-\(row)"
+                            let now = Date().timeIntervalSince1970
+                            try await client.query(
+                                "INSERT INTO raw_commits (id, revision, content, updated_at) VALUES (\(id), \(row), \(content), \(now))",
+                                logger: logger)
+                        }
+                    }
+                }
+                try await writersGroup.waitForAll()
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            group.cancelAll()
+            return Double(writers * perWriter) / seconds
+        }
+    }
+}

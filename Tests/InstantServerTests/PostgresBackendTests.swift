@@ -1,0 +1,665 @@
+import Foundation
+import InstantJSON
+import InstantTesting
+import Testing
+
+@testable import InstantServer
+
+@Suite("PostgreSQL backend", .postgres)
+struct PostgresBackendTests {
+    static let time = Date(timeIntervalSince1970: 1_700_000_000.123_456_7)
+
+    static func document(id: String, title: String? = nil, sha256: String = String(repeating: "a", count: 64))
+        -> StoredDocument
+    {
+        StoredDocument(
+            id: id,
+            title: title,
+            sourcePDFSHA256: sha256,
+            byteSize: 1234,
+            pages: [PageInfo(width: 612, height: 792), PageInfo(width: 595.28, height: 841.89, rotation: 90)],
+            pdfID: DocumentPDFID(permanent: "cGVybQ==", changing: "Y2hhbmdl"),
+            isPasswordProtected: false,
+            createdAt: time
+        )
+    }
+
+    static func record(
+        _ id: String,
+        kind: RecordKind = .annotation,
+        revision: Int64,
+        deleted: Bool = false,
+        content: String? = nil
+    ) -> StoredRecord {
+        StoredRecord(
+            id: id,
+            kind: kind,
+            revision: revision,
+            isDeleted: deleted,
+            group: deleted ? nil : "group",
+            createdBy: "alice",
+            updatedBy: deleted ? nil : "bob",
+            pdfObjectID: id.hasPrefix("pdf") ? 42 : nil,
+            content: deleted ? Data() : Data((content ?? #"{"id":"\#(id)"}"#).utf8),
+            updatedAt: time.addingTimeInterval(Double(revision))
+        )
+    }
+
+    static func row(_ record: StoredRecord, threadRoot: String? = nil) -> RecordRow {
+        RecordRow(record: record, threadRoot: threadRoot)
+    }
+
+    /// A document `d` with a layer `""` at `revision`.
+    static func makeLayer(_ backend: PostgresBackend, revision: Int64 = 0) async throws {
+        try await backend.write { transaction throws in
+            #expect(try await transaction.insertDocument(Self.document(id: "d")))
+            #expect(try await transaction.insertLayer(documentID: "d", name: "", revision: revision))
+        }
+    }
+
+    // MARK: Schema
+
+    @Test func migrationsRunTwiceAreANoOp() async throws {
+        try await withPostgresBackend { backend in
+            #expect(try await backend.migrate().isEmpty)
+            let versions = try await backend.read { transaction throws in
+                try await (transaction as! PostgresTransaction).map(
+                    "SELECT version FROM schema_migrations", "reading the migrations"
+                ) { try $0.decode(String.self) }
+            }
+            #expect(versions == PostgresBackend.migrations.map(\.version))
+        }
+    }
+
+    @Test func nodesStartingTogetherMigrateOnce() async throws {
+        let server = try await PostgresTestServer.shared()
+        let url = try await server.makeDatabase()
+        let backends = try (0..<3).map { _ in try PostgresBackend(configuration: .init(url: url), logger: quietLogger) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for backend in backends { group.addTask { await backend.run() } }
+            defer { group.cancelAll() }
+            let applied = try await withThrowingTaskGroup(of: [String].self) { migrations in
+                for backend in backends { migrations.addTask { try await backend.migrate() } }
+                return try await migrations.reduce(into: []) { $0 += $1 }
+            }
+            #expect(applied == PostgresBackend.migrations.map(\.version))
+        }
+    }
+
+    @Test func connectsThroughAUnixSocket() async throws {
+        let server = try await PostgresTestServer.shared()
+        let database = try #require(URL(string: try await server.makeDatabase())).lastPathComponent
+        let configuration = try PostgresBackend.Configuration(url: server.socketURL(database: database))
+        #expect(configuration.endpoint == .unixSocket(directory: server.directory.path, port: server.port))
+        let backend = try PostgresBackend(configuration: configuration, logger: quietLogger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await backend.run() }
+            defer { group.cancelAll() }
+            try await backend.checkHealth()
+            #expect(try await backend.migrate() == PostgresBackend.migrations.map(\.version))
+        }
+    }
+
+    @Test func blobAndAttachmentColumnsAreStoredOutOfLineUncompressed() async throws {
+        try await withPostgresBackend { backend in
+            let storage = try await backend.read { transaction throws in
+                try await (transaction as! PostgresTransaction).map(
+                    """
+                    SELECT attrelid::regclass::text, attstorage::text FROM pg_attribute
+                    WHERE attname = 'data' AND attrelid IN ('pdf_blobs'::regclass, 'attachments'::regclass)
+                    ORDER BY 1
+                    """,
+                    "reading the storage of the data columns"
+                ) { try $0.decode((String, String).self) }
+            }
+            #expect(storage.map(\.0) == ["attachments", "pdf_blobs"])
+            #expect(storage.map(\.1) == ["e", "e"])
+        }
+    }
+
+    // MARK: Documents and layers
+
+    @Test func documentsRoundTripListAndConflict() async throws {
+        try await withPostgresBackend { backend in
+            let sha = String(repeating: "b", count: 64)
+            try await backend.write { transaction throws in
+                #expect(try await transaction.insertDocument(Self.document(id: "a", title: "Alpha_1")))
+                #expect(try await transaction.insertDocument(Self.document(id: "b", title: "beta", sha256: sha)))
+                #expect(try await transaction.insertDocument(Self.document(id: "c")))
+                #expect(try await transaction.insertDocument(Self.document(id: "a", title: "Other")) == false)
+            }
+            try await backend.read { transaction throws in
+                #expect(try await transaction.document(id: "a") == Self.document(id: "a", title: "Alpha_1"))
+                #expect(try await transaction.document(id: "missing") == nil)
+                #expect(try await transaction.isPDFReferenced(sha256: sha))
+                #expect(try await transaction.isPDFReferenced(sha256: String(repeating: "c", count: 64)) == false)
+
+                var query = DocumentQuery()
+                query.order = .title
+                query.ascending = true
+                var listing = try await transaction.documents(query)
+                #expect(listing.documents.map(\.id) == ["c", "a", "b"])
+                #expect(listing.totalCount == 3)
+                query.ascending = false
+                query.limit = 1
+                query.offset = 1
+                listing = try await transaction.documents(query)
+                #expect(listing.documents.map(\.id) == ["a"])
+                #expect(listing.totalCount == 3)
+                query = DocumentQuery()
+                query.titleFilter = "ALPHA_"
+                #expect(try await transaction.documents(query).documents.map(\.id) == ["a"])
+                query.titleFilter = "%"
+                #expect(try await transaction.documents(query).totalCount == 0)
+            }
+        }
+    }
+
+    @Test func layersAndCascadingDeletes() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend, revision: 3)
+            try await backend.write { transaction throws in
+                #expect(try await transaction.insertLayer(documentID: "d", name: "", revision: 9) == false)
+                #expect(try await transaction.insertLayer(documentID: "d", name: "b", revision: 0))
+                try await transaction.setRevision(documentID: "d", layer: "b", to: 5)
+                try await transaction.upsert([Self.row(Self.record("r", revision: 5))], documentID: "d", layer: "b")
+                try await transaction.setLastPushID(
+                    7, documentID: "d", layer: "b", client: ClientIdentity(userID: nil, clientID: "c"), revision: 5)
+                try await transaction.insertBaseRecords(
+                    documentID: "d", [RecordWrite(id: "pdf1", kind: .annotation, content: Data("{}".utf8))])
+                try await transaction.insertAttachment(
+                    documentID: "d", StoredAttachment(sha256: "s", contentType: "image/png", data: Data([1, 2])))
+            }
+            try await backend.read { transaction throws in
+                #expect(
+                    try await transaction.layers(documentID: "d") == [
+                        StoredLayer(documentID: "d", name: "", revision: 3),
+                        StoredLayer(documentID: "d", name: "b", revision: 5),
+                    ])
+                #expect(try await transaction.layer(documentID: "d", name: "x", forUpdate: false) == nil)
+            }
+            #expect(try await backend.write { try await $0.deleteLayer(documentID: "d", name: "b") })
+            #expect(try await backend.write { try await $0.deleteLayer(documentID: "d", name: "b") } == false)
+            try await backend.write { transaction throws in
+                // The layer's records and push state went with it.
+                #expect(try await transaction.insertLayer(documentID: "d", name: "b", revision: 0))
+                #expect(try await transaction.liveRecords(documentID: "d", layer: "b", kind: nil).isEmpty)
+                #expect(
+                    try await transaction.lastPushID(
+                        documentID: "d", layer: "b", client: ClientIdentity(userID: nil, clientID: "c")) == nil)
+            }
+            #expect(try await backend.write { try await $0.deleteDocument(id: "d") })
+            #expect(try await backend.write { try await $0.deleteDocument(id: "d") } == false)
+            let remaining = try await backend.read { transaction throws in
+                try await (transaction as! PostgresTransaction).map(
+                    """
+                    SELECT (SELECT count(*) FROM layers) + (SELECT count(*) FROM records)
+                        + (SELECT count(*) FROM base_records) + (SELECT count(*) FROM attachments)
+                        + (SELECT count(*) FROM client_pushes)
+                    """,
+                    "counting rows"
+                ) { try $0.decode(Int.self) }
+            }
+            #expect(remaining == [0])
+        }
+    }
+
+    /// A transaction that hangs (a client lost mid-transaction) fails after the transaction time
+    /// limit, and PostgreSQL ends its session, so the layer it locked is free again for the others.
+    @Test func aHungTransactionFailsAndReleasesItsLocks() async throws {
+        try await withPostgresBackend(configure: { $0.transactionTimeout = .seconds(5) }) { backend in
+            try await Self.makeLayer(backend, revision: 5)
+            let (never, _) = AsyncStream.makeStream(of: Void.self)
+            await #expect {
+                try await backend.write { transaction throws in
+                    _ = try await transaction.layer(documentID: "d", name: "", forUpdate: true)
+                    for await _ in never {}
+                }
+            } throws: { error in
+                (error as? StorageError)?.message.contains("did not finish within") == true
+            }
+            // The next writer gets the layer once the abandoned transaction ended (cancelled, or its
+            // session ended by PostgreSQL); on a busy machine its own first tries may time out too.
+            var revision: Int64?
+            _ = try await eventually {
+                revision = try? await backend.write { transaction throws in
+                    let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
+                    try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
+                    return layer.revision + 1
+                }
+                return revision != nil
+            }
+            #expect(revision == 6)
+        }
+    }
+
+    @Test func concurrentWritersOfALayerTakeTurns() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend, revision: 5)
+            let (firstLocked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+            let first = Task {
+                try await backend.write { transaction throws in
+                    let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
+                    lockedSignal.yield()
+                    for await _ in release { break }
+                    try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
+                    return layer.revision
+                }
+            }
+            for await _ in firstLocked { break }
+            let second = Task {
+                try await backend.write { transaction throws in
+                    let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
+                    try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
+                    return layer.revision
+                }
+            }
+            // The second writer waits for the first one's row lock.
+            let waits = try await eventually {
+                try await backend.withConnection { connection in
+                    try await connection.value(
+                        """
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """,
+                        as: Int.self,
+                        "looking for waiting transactions"
+                    ) == 1
+                }
+            }
+            #expect(waits)
+            releaseSignal.yield()
+            #expect(try await first.value == 5)
+            #expect(try await second.value == 6)
+            #expect(
+                try await backend.read { try await $0.layer(documentID: "d", name: "", forUpdate: false) }?.revision
+                    == 7)
+
+            // Many at once: none lost.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        try await backend.write { transaction throws in
+                            let layer = try #require(
+                                try await transaction.layer(documentID: "d", name: "", forUpdate: true))
+                            try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(
+                try await backend.read { try await $0.layer(documentID: "d", name: "", forUpdate: false) }?.revision
+                    == 27)
+        }
+    }
+
+    // MARK: Records
+
+    @Test func recordsCommentsAndChanges() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend)
+            let comment1 = Self.record("c1", kind: .comment, revision: 2)
+            let comment2 = Self.record("c2", kind: .comment, revision: 2)
+            let otherThread = Self.record("c3", kind: .comment, revision: 2)
+            try await backend.write { transaction throws in
+                try await transaction.upsert(
+                    [
+                        Self.row(Self.record("a", revision: 1, content: "old")),
+                        Self.row(Self.record("pdf7", revision: 1)),
+                        Self.row(Self.record("a", revision: 1)),  // the last write of an id wins
+                    ],
+                    documentID: "d",
+                    layer: ""
+                )
+                try await transaction.upsert(
+                    [
+                        Self.row(comment1, threadRoot: "a"), Self.row(comment2, threadRoot: "a"),
+                        Self.row(otherThread, threadRoot: "pdf7"),
+                        Self.row(Self.record("pdf7", revision: 2, deleted: true)),
+                    ],
+                    documentID: "d",
+                    layer: ""
+                )
+            }
+            try await backend.read { transaction throws in
+                #expect(
+                    try await transaction.liveRecords(documentID: "d", layer: "", kind: nil) == [
+                        Self.record("a", revision: 1), comment1, comment2, otherThread,
+                    ])
+                #expect(
+                    try await transaction.liveRecords(documentID: "d", layer: "", kind: .annotation) == [
+                        Self.record("a", revision: 1)
+                    ])
+                let byID = try await transaction.records(documentID: "d", layer: "", ids: ["pdf7", "a", "none"])
+                #expect(
+                    Set(byID) == [Self.record("a", revision: 1), Self.record("pdf7", revision: 2, deleted: true)])
+                #expect(try await transaction.records(documentID: "d", layer: "", ids: []).isEmpty)
+                #expect(
+                    try await transaction.comments(documentID: "d", layer: "", threadRoots: ["a"]) == [
+                        comment1, comment2,
+                    ])
+                #expect(
+                    try await transaction.comments(documentID: "d", layer: "", threadRoots: ["a", "pdf7"]).map(\.id)
+                        == ["c1", "c2", "c3"])
+                #expect(
+                    try await transaction.records(documentID: "d", layer: "", changedAfter: 1).map(\.id) == [
+                        "c1", "c2", "c3", "pdf7",
+                    ])
+                #expect(
+                    try await transaction.records(documentID: "d", layer: "", changedAfter: 0).map(\.id).first == "a")
+                #expect(try await transaction.records(documentID: "d", layer: "other", changedAfter: 0).isEmpty)
+            }
+        }
+    }
+
+    @Test func manyRecordsInOneUpsertAndACopy() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend)
+            let records = (0..<1_234).map { Self.record(String(format: "r%05d", $0), revision: 1) }
+            try await backend.write { transaction throws in
+                try await transaction.upsert(records.map { Self.row($0) }, documentID: "d", layer: "")
+                try await transaction.upsert(
+                    [Self.row(Self.record("r00001", revision: 2, deleted: true))], documentID: "d", layer: "")
+                try await transaction.upsert(
+                    [Self.row(Self.record("c", kind: .comment, revision: 2), threadRoot: "r00000")],
+                    documentID: "d", layer: "")
+                #expect(try await transaction.insertLayer(documentID: "d", name: "copy", revision: 0))
+                let copied = try await transaction.copyLiveRecords(
+                    documentID: "d", from: "", to: "copy", revision: 1, at: Self.time)
+                #expect(copied == 1_234)
+            }
+            try await backend.read { transaction throws in
+                let live = try await transaction.liveRecords(documentID: "d", layer: "", kind: nil)
+                #expect(live.count == 1_234)
+                let copy = try await transaction.liveRecords(documentID: "d", layer: "copy", kind: nil)
+                #expect(copy.map(\.id) == live.map(\.id))
+                #expect(copy.allSatisfy { $0.revision == 1 && $0.updatedAt == Self.time })
+                #expect(copy.first?.createdBy == "alice")
+                #expect(
+                    try await transaction.comments(documentID: "d", layer: "copy", threadRoots: ["r00000"]).map(\.id)
+                        == ["c"])
+            }
+        }
+    }
+
+    @Test func baseRecordsPushStateAttachmentsAndTokens() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend)
+            let alice = ClientIdentity(userID: "alice", clientID: "c")
+            let anonymous = ClientIdentity(userID: nil, clientID: "c")
+            let attachment = StoredAttachment(
+                sha256: "k1", contentType: "image/png", data: Data(repeating: 7, count: 300_000))
+            try await backend.write { transaction throws in
+                try await transaction.insertBaseRecords(
+                    documentID: "d",
+                    [
+                        RecordWrite(
+                            id: "pdf2", kind: .formFieldValue, group: "g", pdfObjectID: 2, content: Data("{}".utf8)),
+                        RecordWrite(id: "pdf1", kind: .annotation, content: Data("[]".utf8)),
+                    ])
+                try await transaction.setLastPushID(3, documentID: "d", layer: "", client: alice, revision: 1)
+                try await transaction.setLastPushID(4, documentID: "d", layer: "", client: alice, revision: 2)
+                try await transaction.insertAttachment(documentID: "d", attachment)
+                try await transaction.insertAttachment(
+                    documentID: "d", StoredAttachment(sha256: "k1", contentType: "text/plain", data: Data()))
+                try await transaction.revokeTokens(ids: ["j1", "j2", "j1"], at: Self.time)
+                try await transaction.revokeTokens(ids: ["j2"], at: Self.time)
+                try await transaction.revokeTokens(ids: [], at: Self.time)
+            }
+            try await backend.read { transaction throws in
+                #expect(
+                    try await transaction.baseRecords(documentID: "d") == [
+                        StoredRecord(
+                            id: "pdf1", kind: .annotation, revision: 0, content: Data("[]".utf8),
+                            updatedAt: Date(timeIntervalSince1970: 0)),
+                        StoredRecord(
+                            id: "pdf2", kind: .formFieldValue, revision: 0, group: "g", pdfObjectID: 2,
+                            content: Data("{}".utf8), updatedAt: Date(timeIntervalSince1970: 0)),
+                    ])
+                #expect(try await transaction.lastPushID(documentID: "d", layer: "", client: alice) == 4)
+                #expect(try await transaction.lastPushID(documentID: "d", layer: "", client: anonymous) == nil)
+                #expect(try await transaction.attachment(documentID: "d", sha256: "k1") == attachment)
+                #expect(try await transaction.attachment(documentID: "d", sha256: "k2") == nil)
+                #expect(try await transaction.attachmentKeys(documentID: "d", among: ["k1", "k2"]) == ["k1"])
+                #expect(try await transaction.isTokenRevoked(id: "j1"))
+                #expect(try await transaction.isTokenRevoked(id: "j3") == false)
+            }
+        }
+    }
+
+    // MARK: Errors
+
+    @Test func databaseErrorsSayWhatTheServerSaid() async throws {
+        try await withPostgresBackend { backend throws in
+            await #expect {
+                try await backend.write { transaction throws in
+                    try await (transaction as! PostgresTransaction).execute("SELECT * FROM nowhere", "reading nowhere")
+                }
+            } throws: { error in
+                guard let error = error as? StorageError else { return false }
+                return error.code == .backendFailure && error.message.contains(#"relation "nowhere" does not exist"#)
+                    && error.message.contains("42P01") && error.message.contains("while reading nowhere")
+            }
+            // A layer of a missing document breaks a foreign key; the transaction still works after.
+            await #expect(throws: StorageError.self) {
+                try await backend.write { try await $0.insertLayer(documentID: "missing", name: "", revision: 0) }
+            }
+            #expect(try await backend.read { try await $0.layers(documentID: "missing") }.isEmpty)
+        }
+    }
+
+    @Test func anUnreachableServerFailsTheHealthCheckWithoutShowingThePassword() async throws {
+        var configuration = try PostgresBackend.Configuration(url: "postgres://instant:s3cret@127.0.0.1:1/instant")
+        configuration.healthCheckTimeout = .milliseconds(500)
+        configuration.connectTimeout = .milliseconds(500)
+        let backend = try PostgresBackend(configuration: configuration, logger: quietLogger)
+        #expect(!backend.description.contains("s3cret"))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await backend.run() }
+            defer { group.cancelAll() }
+            await #expect {
+                try await backend.checkHealth()
+            } throws: { error in
+                guard let error = error as? StorageError else { return false }
+                return error.code == .backendFailure && !error.message.contains("s3cret")
+                    && error.message.contains("127.0.0.1:1")
+            }
+        }
+    }
+
+    // MARK: Blobs
+
+    @Test func blobsAreStoredOnceAndReadByRange() async throws {
+        try await withPostgresBackend { backend in
+            let blobs = PostgresBlobStore(backend: backend)
+            var generator = SystemRandomNumberGenerator()
+            let data = (0..<(5 << 17)).map { _ in generator.next() as UInt64 }.withUnsafeBytes { Data($0) }
+            let key = String(repeating: "e", count: 64)
+            #expect(try await blobs.size(sha256: key) == nil)
+            #expect(try await blobs.put(data, sha256: key))
+            #expect(try await blobs.put(data, sha256: key) == false)
+            #expect(try await blobs.size(sha256: key) == 5 << 20)
+            #expect(try await blobs.read(sha256: key, range: 3_000_000..<3_000_100) == data[3_000_000..<3_000_100])
+            #expect(try await blobs.read(sha256: key, range: 0..<3) == data[0..<3])
+            #expect(try await blobs.read(sha256: key, range: (5 << 20) - 2..<(6 << 20)) == data.suffix(2))
+            #expect(try await blobs.read(sha256: key, range: (6 << 20)..<(7 << 20)).isEmpty)
+            #expect(try await blobs.data(sha256: key) == data)
+            try await blobs.delete(sha256: key)
+            try await blobs.delete(sha256: key)
+            #expect(try await blobs.size(sha256: key) == nil)
+            await #expect {
+                try await blobs.read(sha256: key, range: 0..<1)
+            } throws: { error in
+                (error as? StorageError)?.code == .backendFailure
+            }
+        }
+    }
+
+    // MARK: Events
+
+    /// The next committed event the listener receives, skipping its reconnections.
+    static func nextEvent(_ iterator: inout AsyncStream<NodeChannelEvent>.Iterator) async -> StorageEvent? {
+        while let notification = await iterator.next() {
+            if case .message(.committed(let event)) = notification { return event }
+        }
+        return nil
+    }
+
+    /// Waits until the listener is connected and listening.
+    static func waitUntilListening(_ iterator: inout AsyncStream<NodeChannelEvent>.Iterator) async {
+        while let notification = await iterator.next() {
+            if notification == .reconnected { return }
+        }
+    }
+
+    @Test func announcedEventsArriveAfterCommitAndNotAfterRollback() async throws {
+        struct Rollback: Error {}
+        try await withPostgresBackend { backend in
+            var events = backend.messages().makeAsyncIterator()
+            await Self.waitUntilListening(&events)
+
+            await #expect(throws: Rollback.self) {
+                try await backend.write { transaction throws in
+                    try await transaction.announce(.revisionChanged(documentID: "d", layer: "", revision: 1))
+                    throw Rollback()
+                }
+            }
+            // An event announced in a transaction arrives when that transaction commits: after the
+            // event of a transaction that started later and committed first.
+            let (announced, announcedSignal) = AsyncStream.makeStream(of: Void.self)
+            let (committed, committedSignal) = AsyncStream.makeStream(of: Void.self)
+            let slow = Task {
+                try await backend.write { transaction throws in
+                    try await transaction.announce(.revisionChanged(documentID: "d", layer: "", revision: 2))
+                    announcedSignal.yield()
+                    for await _ in committed { break }
+                }
+            }
+            for await _ in announced { break }
+            try await backend.write { transaction throws in
+                try await transaction.announce(.layerRemoved(documentID: "d", layer: "x/ü\"y"))
+            }
+            committedSignal.yield()
+            try await slow.value
+            #expect(await Self.nextEvent(&events) == .layerRemoved(documentID: "d", layer: "x/ü\"y"))
+            #expect(await Self.nextEvent(&events) == .revisionChanged(documentID: "d", layer: "", revision: 2))
+
+            // Many token ids take several notifications.
+            let ids = (0..<2_000).map { "token-\($0)-\(UUID().uuidString)" }
+            try await backend.write { try await $0.revokeTokens(ids: ids, at: Self.time) }
+            try await backend.write { try await $0.announce(.tokensRevoked(ids)) }
+            var received: [String] = []
+            while received.count < ids.count, case .tokensRevoked(let batch) = await Self.nextEvent(&events) {
+                received += batch
+            }
+            #expect(Set(received) == Set(ids))
+        }
+    }
+
+    @Test func theListenerChecksItsConnectionAndReconnectsWhenItIsCut() async throws {
+        try await withPostgresBackend(configure: { $0.listenerCheckInterval = .milliseconds(50) }) { backend in
+            var events = backend.messages().makeAsyncIterator()
+            await Self.waitUntilListening(&events)
+            // pg_stat_activity shows the last statement of each connection: the listener's check.
+            func count(_ condition: String) async throws -> Int {
+                try await backend.withConnection { connection in
+                    try await connection.value(
+                        """
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = current_database() AND \(unescaped: condition)
+                        """,
+                        as: Int.self,
+                        "looking at the connections"
+                    ) ?? 0
+                }
+            }
+            #expect(try await eventually { try await count("query = 'SELECT 1'") == 1 })
+            try await backend.write { try await $0.announce(.layerRemoved(documentID: "d", layer: "1")) }
+            #expect(await Self.nextEvent(&events) == .layerRemoved(documentID: "d", layer: "1"))
+
+            try await backend.withConnection { connection in
+                try await connection.execute(
+                    """
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND query = 'SELECT 1'
+                    """,
+                    "cutting the listener's connection"
+                )
+            }
+            await Self.waitUntilListening(&events)
+            try await backend.write { try await $0.announce(.layerRemoved(documentID: "d", layer: "2")) }
+            #expect(await Self.nextEvent(&events) == .layerRemoved(documentID: "d", layer: "2"))
+        }
+    }
+
+    @Test func theListenerReconnectsWhenPostgreSQLRestarts() async throws {
+        let server = try await PostgresTestServer.start()
+        defer { server.stop() }
+        try await withPostgresBackend(on: server) { backend in
+            var events = backend.messages().makeAsyncIterator()
+            await Self.waitUntilListening(&events)
+            try await server.restart()
+            await Self.waitUntilListening(&events)
+            // The pool may still hand out a connection that the restart closed: retry until a
+            // transaction goes through.
+            let announced = try await eventually {
+                do {
+                    try await backend.write { try await $0.announce(.tokensRevoked(["after-restart"])) }
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            #expect(announced)
+            #expect(await Self.nextEvent(&events) == .tokensRevoked(["after-restart"]))
+        }
+    }
+}
+
+@Suite("PostgreSQL backend configuration and events")
+struct PostgresBackendConfigurationTests {
+    @Test func urlsAreReadLikeLibpqsAndShownWithoutThePassword() throws {
+        let tcp = try PostgresBackend.Configuration(url: "postgres://me:p%40ss@db.example.com:6543/app?sslmode=require")
+        #expect(tcp.endpoint == .tcp(host: "db.example.com", port: 6543))
+        #expect(tcp.username == "me")
+        #expect(tcp.password == "p@ss")
+        #expect(tcp.database == "app")
+        #expect(tcp.tls == .require)
+        #expect(tcp.redactedURL == "postgres://me@db.example.com:6543/app?sslmode=require")
+
+        let socket = try PostgresBackend.Configuration(url: "postgresql://me@/app?host=/var/run/postgresql&port=5433")
+        #expect(socket.endpoint == .unixSocket(directory: "/var/run/postgresql", port: 5433))
+        #expect(socket.password == nil)
+        #expect(socket.redactedURL == "postgres://me@/app?host=/var/run/postgresql&port=5433")
+
+        let defaults = try PostgresBackend.Configuration(url: "postgres://me@localhost")
+        #expect(defaults.endpoint == .tcp(host: "localhost", port: 5432))
+        #expect(defaults.database == "me")
+        #expect(defaults.tls == .prefer)
+
+        for bad in [
+            "mysql://me@host/db", "postgres://host/db", "postgres://me@/db", "postgres://me@h/db?sslmode=maybe",
+            "postgres://me@h/db?host=relative", "postgres://me:secret@h/db?options=x",
+        ] {
+            #expect {
+                try PostgresBackend.Configuration(url: bad)
+            } throws: { error in
+                guard let error = error as? StorageError else { return false }
+                return error.code == .backendFailure && !error.message.contains("secret")
+            }
+        }
+    }
+
+    /// An id too long for one notification cannot be announced: the transaction fails with a
+    /// reason, rather than the other nodes missing the change.
+    @Test func anIDTooLongForANotificationIsRefused() {
+        #expect(throws: StorageError.self) {
+            try PostgresBackend.payloads(.committed(.tokensRevoked([String(repeating: "x", count: 8_000)])))
+        }
+        #expect(throws: Never.self) {
+            try PostgresBackend.payloads(.committed(.tokensRevoked((0..<2_000).map { "token-\($0)" })))
+        }
+    }
+}

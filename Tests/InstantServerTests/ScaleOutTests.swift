@@ -1,0 +1,347 @@
+import Foundation
+import InstantJSON
+import InstantTesting
+import JWTKit
+import Synchronization
+import Testing
+
+@testable import InstantServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Several `instant serve` processes on one PostgreSQL database, as a deployment past one machine
+/// runs them: clients on different nodes converge, commits to one layer keep their order, and
+/// neither a killed node nor a restarted database loses an acknowledged push.
+@Suite("Several nodes on one PostgreSQL", .postgres, .serialized)
+struct ScaleOutTests {
+    /// One `instant serve` process (its `Process` is only waited on or signalled).
+    struct Node: @unchecked Sendable {
+        let process: Process
+        let url: URL
+        var port: Int { url.port ?? 0 }
+
+        func kill() {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        func stop() async {
+            #expect(await ServeProcessTests.stop(process), "the node ended within 30 s of SIGTERM")
+        }
+    }
+
+    /// Nodes sharing one database and one data directory (for the development credentials).
+    final class Cluster: Sendable {
+        let directory: TemporaryDirectory
+        let database: String
+        let apiToken: String
+        let issuer: ClientTokenIssuer
+        let nodes: [Node]
+
+        /// Starts `count` nodes on a new database of `server`; the first creates the credentials.
+        init(nodes count: Int, server: PostgresTestServer? = nil) async throws {
+            directory = try TemporaryDirectory()
+            let server = if let server { server } else { try await PostgresTestServer.shared() }
+            database = try await server.makeDatabase()
+            var nodes: [Node] = []
+            for _ in 0..<count {
+                let (process, url, _) = try await ServeProcessTests.start(
+                    dataDirectory: directory.url, arguments: ["--database", database])
+                nodes.append(Node(process: process, url: url))
+            }
+            self.nodes = nodes
+            let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
+            apiToken = credentials.apiAuthToken
+            issuer = try await ClientTokenIssuer(privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: .es256)
+        }
+
+        func stop() async {
+            for node in nodes { await node.stop() }
+            directory.remove()
+        }
+
+        /// Runs `body` with a new cluster, then stops its nodes.
+        static func with(
+            nodes count: Int, server: PostgresTestServer? = nil, _ body: (Cluster) async throws -> Void
+        ) async throws {
+            let cluster = try await Cluster(nodes: count, server: server)
+            do {
+                try await body(cluster)
+            } catch {
+                await cluster.stop()
+                throw error
+            }
+            await cluster.stop()
+        }
+
+        /// Uploads a one-page PDF through a node's API; returns the document id.
+        func upload(through node: Node) async throws -> String {
+            var request = URLRequest(url: node.url.appendingPathComponent("api/documents"))
+            request.httpMethod = "POST"
+            request.setValue("Token token=\"\(apiToken)\"", forHTTPHeaderField: "Authorization")
+            request.setValue("application/pdf", forHTTPHeaderField: "Content-Type")
+            request.httpBody = TestPDF.make(pageCount: 1)
+            let (body, _) = try await URLSession.shared.data(for: request)
+            return try #require(try JSONValue.parse(body)["data"]?["document_id"]?.stringValue)
+        }
+
+        /// A client JWT for the document.
+        func token(_ documentID: String, user: String, id: String? = nil) async throws -> String {
+            var claims = ClientClaims(
+                documentID: documentID, permissions: ["read-document", "write"],
+                expiration: Date().addingTimeInterval(3600))
+            claims.userID = user
+            claims.jti = id.map { IDClaim(value: $0) }
+            return try await issuer.sign(claims)
+        }
+
+        /// Revokes token ids through a node's API.
+        func revoke(_ ids: [String], through node: Node) async throws -> Int {
+            var request = URLRequest(url: node.url.appendingPathComponent("api/revoke"))
+            request.httpMethod = "POST"
+            request.setValue("Token token=\"\(apiToken)\"", forHTTPHeaderField: "Authorization")
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = JSONValue.object(["jtis": .array(ids.map(JSONValue.string))]).encoded()
+            let (_, response) = try await URLSession.shared.data(for: request)
+            return (response as? HTTPURLResponse)?.statusCode ?? 0
+        }
+    }
+
+    /// The answer of one sync request: its status and JSON body (`nil` when the node did not answer).
+    static func sync(
+        _ node: Node, _ documentID: String, token: String, client: String, pushID: Int64?, base: Int64 = 0,
+        changes: [JSONValue] = []
+    ) async -> (status: Int, json: JSONValue?) {
+        var body: [String: JSONValue] = [
+            "clientId": .string(client), "baseRevision": .integer(base), "changes": .array(changes),
+        ]
+        if let pushID { body["pushId"] = .integer(pushID) }
+        var request = URLRequest(url: node.url.appendingPathComponent("i/d/\(documentID)/sync"))
+        request.httpMethod = "POST"
+        request.timeoutInterval = 30
+        request.setValue("Token token=\"\(token)\"", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = JSONValue.object(body).encoded()
+        guard let (data, response) = try? await URLSession.shared.data(for: request) else { return (0, nil) }
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONValue.parse(data))
+    }
+
+    /// `/healthcheck`'s status (0 when the node does not answer).
+    static func health(_ node: Node) async -> Int {
+        var request = URLRequest(url: node.url.appendingPathComponent("healthcheck"))
+        request.timeoutInterval = 10
+        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return 0 }
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    /// A push of one new note.
+    static func note(_ id: String) -> JSONValue {
+        ["op": "put", "kind": "annotation", "id": .string(id), "content": noteContent(id: id)]
+    }
+
+    /// What one writer saw: each acknowledged push's answered revision, in order.
+    struct WriterLog: Sendable {
+        var client: String
+        var revisions: [Int64] = []
+        var retries = 0
+    }
+
+    /// Pushes `count` notes, one per push, through `nodes` in turn, retrying a push that got no
+    /// answer (or a failure) on the next node with the same push id until it is acknowledged.
+    static func write(
+        _ count: Int, client: String, nodes: @escaping @Sendable () -> [Node], documentID: String, token: String,
+        between: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async -> WriterLog {
+        var log = WriterLog(client: client)
+        var turn = 0
+        for index in 1...count {
+            await between(index)
+            while true {
+                let candidates = nodes()
+                let node = candidates[turn % candidates.count]
+                turn += 1
+                let answer = await sync(
+                    node, documentID, token: token, client: client, pushID: Int64(index),
+                    changes: [note("\(client)-\(index)")])
+                if answer.status == 200, let revision = answer.json?["revision"]?.integerValue {
+                    log.revisions.append(revision)
+                    break
+                }
+                log.retries += 1
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        return log
+    }
+
+    /// The layer's live records as a node serves them.
+    static func snapshot(_ node: Node, _ documentID: String, token: String) async throws -> [StoredRecordSummary] {
+        let answer = await sync(node, documentID, token: token, client: "reader", pushID: nil)
+        try #require(answer.status == 200)
+        return (answer.json?["records"]?.arrayValue ?? []).compactMap { record in
+            guard let id = record["id"]?.stringValue, let revision = record["revision"]?.integerValue else {
+                return nil
+            }
+            return StoredRecordSummary(id: id, revision: revision)
+        }
+    }
+
+    /// A flag tasks set and read.
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        var isSet: Bool { value.withLock { $0 } }
+        func set() { value.withLock { $0 = true } }
+    }
+
+    struct StoredRecordSummary: Hashable {
+        var id: String
+        var revision: Int64
+    }
+
+    /// Every acknowledged push is stored once, each commit took its own revision, and each client's
+    /// acknowledgements came in increasing revision order.
+    static func expectComplete(_ logs: [WriterLog], pushes: Int, records: [StoredRecordSummary]) {
+        for log in logs {
+            #expect(log.revisions.count == pushes, "\(log.client) got every push acknowledged")
+            #expect(log.revisions == log.revisions.sorted() && Set(log.revisions).count == log.revisions.count)
+        }
+        let expected = Set(logs.flatMap { log in (1...pushes).map { "\(log.client)-\($0)" } })
+        #expect(Set(records.map(\.id)) == expected, "every acknowledged push is stored")
+        #expect(records.count == expected.count, "and stored once")
+        #expect(Set(records.map(\.revision)).count == records.count, "each commit has its own revision")
+    }
+
+    @Test func clientsOnTwoNodesConvergeThroughListening() async throws {
+        try await Cluster.with(nodes: 2) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: a)
+            let alice = try await cluster.token(id, user: "alice")
+            let bob = try await cluster.token(id, user: "bob")
+
+            // Presence lists the listeners of both nodes, on both nodes.
+            let onA = ListeningSocket(port: a.port, path: "/i/d/\(id)/listen?since=0&clientId=a&jwt=\(alice)")
+            let onB = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=b&jwt=\(bob)")
+            defer {
+                Task {
+                    await onA.close()
+                    await onB.close()
+                }
+            }
+            #expect(try await onA.presence(becoming: ["alice:1", "bob:1"]) == ["alice:1", "bob:1"])
+            #expect(try await onB.presence(becoming: ["alice:1", "bob:1"]) == ["alice:1", "bob:1"])
+
+            // A push on node A wakes the listener on node B, whose pull has the change.
+            let pushed = await Self.sync(
+                a, id, token: alice, client: "alice-phone", pushID: 1, changes: [Self.note("n1")])
+            #expect(pushed.status == 200)
+            let revision = try #require(pushed.json?["revision"]?.integerValue)
+            #expect(try await onB.message { ($0["revision"]?.integerValue ?? 0) >= revision } != nil)
+            let pulled = await Self.sync(b, id, token: bob, client: "bob-laptop", pushID: nil)
+            #expect(pulled.json?["records"]?.arrayValue?.contains { $0["id"] == "n1" } == true)
+
+            // Writers on both nodes at once: nothing lost, every commit its own revision.
+            let nodes = [a, b]
+            let logs = await withTaskGroup(of: WriterLog.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        await Self.write(
+                            20, client: "w\(writer)", nodes: { [nodes[writer % 2]] }, documentID: id, token: alice)
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let records = try await Self.snapshot(b, id, token: bob).filter { $0.id != "n1" }
+            Self.expectComplete(logs, pushes: 20, records: records)
+        }
+    }
+
+    @Test func aTokenRevokedThroughOneNodeIsCutOffOnTheOther() async throws {
+        try await Cluster.with(nodes: 2) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: a)
+            let carol = try await cluster.token(id, user: "carol", id: "carol-session")
+            let socket = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=c&jwt=\(carol)")
+            #expect(try await socket.message { $0["presence"] != nil } != nil)
+            #expect(try await cluster.revoke(["carol-session"], through: a) == 200)
+            let started = ContinuousClock.now
+            let close = try await socket.closedByServer()
+            #expect(close != nil, "node B closed the revoked token's socket")
+            print("revocation through node A closed the socket on node B after \(ContinuousClock.now - started)")
+            let refused = await Self.sync(b, id, token: carol, client: "c", pushID: nil)
+            #expect(refused.status == 403)
+        }
+    }
+
+    @Test func aKilledNodeLosesNoAcknowledgedPush() async throws {
+        try await Cluster.with(nodes: 2) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: b)
+            let token = try await cluster.token(id, user: "writer")
+            let killed = Flag()
+            let logs = await withTaskGroup(of: WriterLog.self) { group in
+                for writer in 0..<3 {
+                    group.addTask {
+                        await Self.write(
+                            30, client: "k\(writer)",
+                            // Both nodes while A lives; only B once A was killed (a load balancer's health check).
+                            nodes: { killed.isSet ? [b] : [a, b] }, documentID: id, token: token,
+                            between: { index in
+                                guard writer == 0, index == 10 else { return }
+                                a.kill()
+                                killed.set()
+                            })
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            Self.expectComplete(logs, pushes: 30, records: try await Self.snapshot(b, id, token: token))
+        }
+    }
+
+    @Test func bothNodesRecoverFromAPostgreSQLRestart() async throws {
+        // A server of its own: restarting the shared one would disturb the other tests.
+        let server = try await PostgresTestServer.start()
+        defer { server.stop() }
+        try await Cluster.with(nodes: 2, server: server) { cluster in
+            let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+            let id = try await cluster.upload(through: a)
+            let token = try await cluster.token(id, user: "writer")
+            let listener = ListeningSocket(port: b.port, path: "/i/d/\(id)/listen?since=0&clientId=l&jwt=\(token)")
+            #expect(try await listener.message { $0["presence"] != nil } != nil)
+
+            let sawUnhealthy = Flag()
+            let nodes = [a, b]
+            let logs = await withTaskGroup(of: WriterLog.self) { group in
+                for writer in 0..<2 {
+                    group.addTask {
+                        await Self.write(
+                            30, client: "r\(writer)", nodes: { nodes }, documentID: id, token: token,
+                            between: { index in
+                                guard writer == 0, index == 10 else { return }
+                                try? await server.restart(whileDown: {
+                                    if await Self.health(a) == 503 { sawUnhealthy.set() }
+                                })
+                            })
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(sawUnhealthy.isSet, "/healthcheck said 503 while the database was down")
+            #expect(
+                try await eventually {
+                    let healthOfA = await Self.health(a)
+                    let healthOfB = await Self.health(b)
+                    return healthOfA == 200 && healthOfB == 200
+                })
+            Self.expectComplete(logs, pushes: 30, records: try await Self.snapshot(a, id, token: token))
+
+            // Node B's listener hears of commits made through node A after the restart.
+            let after = await Self.sync(a, id, token: token, client: "late", pushID: 1, changes: [Self.note("late")])
+            let revision = try #require(after.json?["revision"]?.integerValue)
+            #expect(try await listener.message { ($0["revision"]?.integerValue ?? 0) >= revision } != nil)
+            await listener.close()
+        }
+    }
+}
