@@ -42,49 +42,30 @@ struct ViewerBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         if let missing = BrowserSession.Environment.missing { throw ValidationError("Missing: \(missing).") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-viewer-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         // On every loopback address, for the readers' origins of their own.
-        let server = try await ServeProcess.start(dataDirectory: directory, arguments: ["--hostname", "0.0.0.0"])
-        do {
-            let context = try await Context(server: server, directory: directory)
-            print("\(ProcessInfo.processInfo.activeProcessorCount) cores")
-            try await firstPage(context)
-            try await propagation(context)
-            try await scrolling(context)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
+        let server = try await ServerUnderTest.start(arguments: ["--hostname", "0.0.0.0"])
+        defer { server.stop() }
+        let context = Context(server: server)
+        print("\(ProcessInfo.processInfo.activeProcessorCount) cores")
+        try await firstPage(context)
+        try await propagation(context)
+        try await scrolling(context)
     }
 
-    /// The server, its credentials, and requests to it.
+    /// The server and requests to it.
     struct Context {
-        let server: ServeProcess
-        let credentials: DevelopmentCredentials
-        let issuer: ClientTokenIssuer
-
-        init(server: ServeProcess, directory: URL) async throws {
-            self.server = server
-            guard let credentials = DevelopmentCredentials.load(from: directory) else {
-                throw ValidationError("instant serve wrote no development credentials in \(directory.path).")
-            }
-            self.credentials = credentials
-            issuer = try await ClientTokenIssuer(
-                privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: credentials.keyPair.algorithm)
-        }
+        let server: ServerUnderTest
+        var issuer: ClientTokenIssuer { server.issuer }
 
         /// The server at one of the loopback addresses (`127.0.0.<host>`).
-        func baseURL(host: Int = 1) -> String { "http://127.0.0.\(host):\(server.port)" }
+        func baseURL(host: Int = 1) -> String { "http://127.0.0.\(host):\(server.baseURL.port ?? 0)" }
 
         func api(_ method: String, _ path: String, body: Data, contentType: String) async throws -> JSONValue {
             var request = URLRequest(url: URL(string: "\(baseURL())/\(path)")!)
             request.httpMethod = method
             request.httpBody = body
             request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-            request.setValue("Token token=\"\(credentials.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
+            request.setValue("Token token=\"\(server.apiToken)\"", forHTTPHeaderField: "Authorization")
             let (data, response) = try await URLSession.shared.data(for: request)
             guard (response as? HTTPURLResponse)?.statusCode == 200 else {
                 throw ValidationError("\(method) \(path): \(String(decoding: data, as: UTF8.self))")

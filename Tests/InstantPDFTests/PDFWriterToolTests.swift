@@ -10,20 +10,6 @@ import Testing
 /// `.ci/run` installs the tools; a test fails, rather than passes silently, when one is missing.
 @Suite("PDF writer checked by qpdf, mutool, pikepdf and pdftoppm")
 struct PDFWriterToolTests {
-    /// Runs a tool and returns its exit status and standard output.
-    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     static func temporaryFile(_ data: Data, _ name: String = "written.pdf") throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString)-\(name)")
         try data.write(to: url)
@@ -60,7 +46,7 @@ struct PDFWriterToolTests {
         for data in files {
             let url = try Self.temporaryFile(data)
             defer { try? FileManager.default.removeItem(at: url) }
-            let check = try Self.run("qpdf", ["--check", url.path])
+            let check = try ChildProcess.runBlocking("qpdf", ["--check", url.path])
             #expect(check.status == 0, "\(check.output)")
             #expect(check.output.contains("No syntax or stream encoding errors found"))
         }
@@ -73,13 +59,13 @@ struct PDFWriterToolTests {
         var checked = 0
         for entry in CorpusRewrite.annotatedEntries {
             let path = Corpus.directory.appendingPathComponent(entry.path).path
-            guard try Self.run("qpdf", ["--check", path]).status == 0,
+            guard try ChildProcess.runBlocking("qpdf", ["--check", path]).status == 0,
                 let document = try? PDFDocument(data: Corpus.data(entry)),
                 let written = try? document.writing(CorpusRewrite.rewrittenRecords(document))
             else { continue }
             let url = try Self.temporaryFile(written)
             defer { try? FileManager.default.removeItem(at: url) }
-            let check = try Self.run("qpdf", ["--check", url.path])
+            let check = try ChildProcess.runBlocking("qpdf", ["--check", url.path])
             if check.status != 0 { problems.append("\(entry.path): \(check.output.suffix(300))") }
             checked += 1
         }
@@ -105,7 +91,7 @@ struct PDFWriterToolTests {
                 }
                 """.utf8), "list.js")
         defer { for file in [url, script] { try? FileManager.default.removeItem(at: file) } }
-        let listing = try Self.run("mutool", ["run", script.path, url.path])
+        let listing = try ChildProcess.runBlocking("mutool", ["run", script.path, url.path])
         #expect(listing.status == 0)
         let theirs = listing.output.split(separator: "\n").compactMap { line -> String? in
             let parts = line.split(whereSeparator: { " []".contains($0) })
@@ -130,7 +116,7 @@ struct PDFWriterToolTests {
                     r = [float(v) for v in annot.Rect]
                     print(str(annot.Subtype)[1:], *[round(v) for v in r])
             """
-        let listing = try Self.run("python3", ["-c", script, url.path])
+        let listing = try ChildProcess.runBlocking("python3", ["-c", script, url.path])
         #expect(listing.status == 0)
         #expect(listing.output.split(separator: "\n").map(String.init).sorted() == Self.ourListing(document).sorted())
     }
@@ -153,7 +139,8 @@ struct PDFWriterToolTests {
         let prefix = url.deletingPathExtension().path
         defer { try? FileManager.default.removeItem(at: url) }
         // 72 dpi: one pixel per point, origin at the top left of the page as in Instant JSON.
-        let render = try Self.run("pdftoppm", ["-r", "72", "-f", "1", "-l", "1", "-singlefile", url.path, prefix])
+        let render = try ChildProcess.runBlocking(
+            "pdftoppm", ["-r", "72", "-f", "1", "-l", "1", "-singlefile", url.path, prefix])
         #expect(render.status == 0)
         let image = try PPMImage(contentsOf: URL(fileURLWithPath: prefix + ".ppm"))
         defer { try? FileManager.default.removeItem(atPath: prefix + ".ppm") }
@@ -181,7 +168,8 @@ extension PDFWriterToolTests {
             let url = try Self.temporaryFile(data)
             let prefix = url.deletingPathExtension().path
             defer { for path in [url.path, prefix + ".ppm"] { try? FileManager.default.removeItem(atPath: path) } }
-            #expect(try Self.run("pdftoppm", ["-r", "72", "-singlefile", url.path, prefix]).status == 0)
+            #expect(
+                try ChildProcess.runBlocking("pdftoppm", ["-r", "72", "-singlefile", url.path, prefix]).status == 0)
             let image = try PPMImage(contentsOf: URL(fileURLWithPath: prefix + ".ppm"))
             // The field's /Rect [100 100 200 130] on a 300-point page: rows 170–200 of the image.
             var dark = 0

@@ -193,21 +193,8 @@ struct OpenAPIDocumentTests {
     }
 
     /// Whether `python3 -m openapi_spec_validator` can run here.
-    static let validatorIsInstalled = (try? run(["python3", "-c", "import openapi_spec_validator"]).status) == 0
-
-    /// Runs a command and returns its exit status and its output (standard output and error).
-    static func run(_ command: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
+    static let validatorIsInstalled =
+        (try? ChildProcess.runBlocking("python3", ["-c", "import openapi_spec_validator"]).status) == 0
 
     @Test(
         .enabled(
@@ -215,7 +202,8 @@ struct OpenAPIDocumentTests {
             "python3 with openapi-spec-validator is not installed: pip install openapi-spec-validator (.ci/run installs it)."
         ))
     func openAPISpecValidatorAcceptsTheFile() throws {
-        let result = try Self.run(["python3", "-m", "openapi_spec_validator", Self.file.path])
+        let result = try ChildProcess.runBlocking(
+            "python3", ["-m", "openapi_spec_validator", Self.file.path], includingErrors: true)
         #expect(result.status == 0, "openapi-spec-validator refuses docs/openapi.yaml:\n\(result.output)")
     }
 }

@@ -16,19 +16,18 @@ import FoundationNetworking
 /// neither a killed node nor a restarted database loses an acknowledged push.
 @Suite("Several nodes on one PostgreSQL", .postgres, .serialized)
 struct ScaleOutTests {
-    /// One `instant serve` process (its `Process` is only waited on or signalled).
-    struct Node: @unchecked Sendable {
-        let process: Process
-        let url: URL
-        var port: Int { url.port ?? 0 }
+    /// One `instant serve` process.
+    struct Node: Sendable {
+        let server: ServeProcess
+        var url: URL { server.baseURL }
+        var port: Int { server.port }
 
-        func kill() {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        func kill() async {
+            await server.process.kill()
         }
 
         func stop() async {
-            #expect(await ServeProcessTests.stop(process), "the node ended within 30 s of SIGTERM")
+            #expect(await server.stop(within: 30), "the node ended within 30 s of SIGTERM")
         }
     }
 
@@ -47,9 +46,10 @@ struct ScaleOutTests {
             database = try await server.makeDatabase()
             var nodes: [Node] = []
             for _ in 0..<count {
-                let (process, url, _) = try await ServeProcessTests.start(
-                    dataDirectory: directory.url, arguments: ["--database", database])
-                nodes.append(Node(process: process, url: url))
+                nodes.append(
+                    Node(
+                        server: try await ServeProcess.start(
+                            dataDirectory: directory.url, arguments: ["--database", database])))
             }
             self.nodes = nodes
             let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
@@ -289,7 +289,7 @@ struct ScaleOutTests {
                             nodes: { killed.isSet ? [b] : [a, b] }, documentID: id, token: token,
                             between: { index in
                                 guard writer == 0, index == 10 else { return }
-                                a.kill()
+                                await a.kill()
                                 killed.set()
                             })
                     }

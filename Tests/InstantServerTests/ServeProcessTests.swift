@@ -13,71 +13,9 @@ import FoundationNetworking
 /// Runs the real `instant serve` executable, built next to the test bundle.
 @Suite("instant serve process", .serialized)
 struct ServeProcessTests {
-    /// The `instant` executable of the same build as the tests.
-    static func executable() throws -> URL {
-        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = testBinary.deletingLastPathComponent()
-        // The test binary may sit inside a bundle directory (…/X.xctest/…).
-        while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
-        let candidate = directory.appendingPathComponent("instant")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: candidate.path),
-            "Build the instant executable first (swift build --product instant); looked at \(candidate.path)"
-        )
-        return candidate
-    }
-
-    /// ``startBlocking(dataDirectory:arguments:)`` off the cooperative thread pool.
-    static func start(dataDirectory: URL, arguments: [String] = []) async throws -> (Process, URL, Pipe) {
-        let started = try await onOwnThread {
-            UncheckedBox(try startBlocking(dataDirectory: dataDirectory, arguments: arguments))
-        }
-        return started.value
-    }
-
-    /// ``runBlocking(_:)`` off the cooperative thread pool.
+    /// Runs `instant` with arguments and returns its exit status and output (standard output and error).
     static func run(_ arguments: [String]) async throws -> (Int32, String) {
-        try await onOwnThread { try runBlocking(arguments) }
-    }
-
-    /// Starts the server on a free port (with more `arguments` if given) and returns the process and
-    /// its base URL.
-    static func startBlocking(dataDirectory: URL, arguments: [String] = []) throws -> (Process, URL, Pipe) {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments =
-            ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let range = text.range(of: #"listening on (http://[0-9.]+:[0-9]+)"#, options: .regularExpression) {
-                let url = String(text[range].dropFirst("listening on ".count))
-                return (process, URL(string: url)!, output)
-            }
-        }
-        process.terminate()
-        throw CancellationError()
-    }
-
-    /// Sends SIGTERM and waits up to `seconds` for the process to end; kills it and returns `false`
-    /// if it did not (a server whose graceful shutdown hangs).
-    static func stop(_ process: Process, within seconds: Double = 30) async -> Bool {
-        guard process.isRunning else { return true }
-        process.terminate()
-        let ended = await onOwnThread {
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning, Date() < deadline { usleep(20_000) }
-            return !process.isRunning
-        }
-        if !ended { kill(process.processIdentifier, SIGKILL) }
-        return ended
+        try await ChildProcess.run(try ServeProcess.executable().path, arguments, includingErrors: true)
     }
 
     static func post(_ url: URL, token: String, json: String) async throws -> Int {
@@ -116,9 +54,9 @@ struct ServeProcessTests {
         // A document stored beforehand, as an upload would.
         try await Self.storeDocument(in: directory.url)
 
-        let (process, baseURL, _) = try await Self.start(dataDirectory: directory.url)
+        let server = try await ServeProcess.start(dataDirectory: directory.url)
         let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
-        let annotations = baseURL.appendingPathComponent("api/documents/doc/annotations")
+        let annotations = server.baseURL.appendingPathComponent("api/documents/doc/annotations")
         for index in 0..<5 {
             let status = try await Self.post(
                 annotations,
@@ -128,20 +66,18 @@ struct ServeProcessTests {
             )
             #expect(status == 200)
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await server.process.kill()
 
         let reopened = try InstantStorage.sqlite(directory: directory.url)
         let ids = try await reopened.records(documentID: "doc", layer: "", kind: .annotation).map(\.id)
         #expect(ids == ["a0", "a1", "a2", "a3", "a4"])
 
         // A second start reuses the credentials, and SIGTERM ends it cleanly.
-        let (second, _, _) = try await Self.start(dataDirectory: directory.url)
+        let second = try await ServeProcess.start(dataDirectory: directory.url)
         #expect(DevelopmentCredentials.load(from: directory.url)?.apiAuthToken == credentials.apiAuthToken)
-        second.terminate()
-        second.waitUntilExit()
-        #expect(second.terminationReason == .exit)
-        #expect(second.terminationStatus == 0)
+        #expect(await second.stop(within: 30), "the server ended within 30 s of SIGTERM")
+        #expect(second.process.exited)
+        #expect(second.process.terminationStatus == 0)
     }
 
     /// SIGTERM closes listening WebSockets, so that clients reconnect (to another node), and the
@@ -150,16 +86,16 @@ struct ServeProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await Self.storeDocument(in: directory.url)
-        let (process, baseURL, _) = try await Self.start(dataDirectory: directory.url)
+        let server = try await ServeProcess.start(dataDirectory: directory.url)
         let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
         let issuer = try await ClientTokenIssuer(privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: .es256)
         let token = try await issuer.sign(
             ClientClaims(documentID: "doc", permissions: ["read-document"], expiration: Date().addingTimeInterval(600)))
         let socket = ListeningSocket(
-            port: baseURL.port ?? 0, path: "/i/d/doc/listen?since=0&clientId=phone&jwt=\(token)")
+            port: server.port, path: "/i/d/doc/listen?since=0&clientId=phone&jwt=\(token)")
         #expect(try await socket.message { $0["presence"] != nil } != nil)
-        #expect(await Self.stop(process), "the server ended within 30 s of SIGTERM")
-        #expect(process.terminationStatus == 0)
+        #expect(await server.stop(within: 30), "the server ended within 30 s of SIGTERM")
+        #expect(server.process.terminationStatus == 0)
         #expect(try await socket.closedByServer() != nil, "the server closed the listening socket")
     }
 
@@ -167,11 +103,9 @@ struct ServeProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await Self.storeDocument(in: directory.url)
-        let (process, baseURL, _) = try await Self.start(dataDirectory: directory.url)
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        let server = try await ServeProcess.start(dataDirectory: directory.url)
+        defer { server.process.terminate() }
+        let baseURL = server.baseURL
         let (tokenStatus, tokenOutput) = try await Self.run([
             "token", "--document", "doc", "--user", "cli", "--data-dir", directory.url.path,
         ])
@@ -207,18 +141,17 @@ struct ServeProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await Self.storeDocument(in: directory.url)
-        var (server, baseURL, _) = try await Self.start(dataDirectory: directory.url)
+        let server = try await ServeProcess.start(dataDirectory: directory.url)
         let (_, tokenOutput) = try await Self.run([
             "token", "--document", "doc", "--user", "u", "--data-dir", directory.url.path,
         ])
         let jwt = try #require(tokenOutput.split(separator: "\n").last.map(String.init))
         let clientDirectory = directory.url.appendingPathComponent("client").path
         let (downloadStatus, downloadOutput) = try await Self.run([
-            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once",
+            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", server.baseURL.absoluteString, "--once",
         ])
         #expect(downloadStatus == 0, "\(downloadOutput)")
-        server.terminate()
-        server.waitUntilExit()
+        await server.stop()
 
         // Offline: the client commits an edit, then dies without a chance to clean up.
         let edits = directory.url.appendingPathComponent("edits.json")
@@ -226,40 +159,26 @@ struct ServeProcessTests {
             #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"offline-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2],"text":{"format":"plain","value":"x"},"icon":"comment"}]}"#
                 .utf8
         ).write(to: edits)
-        let client = Process()
-        client.executableURL = try Self.executable()
-        client.arguments = [
-            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--apply", edits.path,
-        ]
-        let output = Pipe()
-        client.standardOutput = output
-        client.standardError = FileHandle.nullDevice
-        try client.run()
-        let text = try await onOwnThread {
-            var text = ""
-            let deadline = Date().addingTimeInterval(30)
-            while !text.contains("waiting for the server"), Date() < deadline {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            return text
-        }
+        let (client, text) = try await ChildProcess.start(
+            try ServeProcess.executable().path,
+            [
+                "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", server.baseURL.absoluteString,
+                "--apply", edits.path,
+            ],
+            readyWhen: "waiting for the server", timeout: 30)
         #expect(text.contains("committed locally"), "\(text)")
         #expect(text.contains("the server is unreachable"), "\(text)")
         #expect(client.isRunning, "an offline client waits for the server")
-        kill(client.processIdentifier, SIGKILL)
-        client.waitUntilExit()
-        #expect(client.terminationReason == .uncaughtSignal)
+        await client.kill()
+        #expect(!client.exited, "the client was killed by a signal")
 
         // Everything comes back: the client's restart pushes the edit.
-        (server, baseURL, _) = try await Self.start(dataDirectory: directory.url)
+        let restarted = try await ServeProcess.start(dataDirectory: directory.url)
         let (status, syncOutput) = try await Self.run([
-            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", baseURL.absoluteString, "--once",
+            "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", restarted.baseURL.absoluteString, "--once",
         ])
         #expect(status == 0, "\(syncOutput)")
-        server.terminate()
-        server.waitUntilExit()
+        await restarted.stop()
         let ids = try await InstantStorage.sqlite(directory: directory.url).records(
             documentID: "doc", layer: "", kind: .annotation
         )
@@ -267,30 +186,13 @@ struct ServeProcessTests {
         #expect(ids == ["offline-1"])
     }
 
-    /// Runs `instant` with arguments and returns its exit status and standard output.
-    static func runBlocking(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     @Test func importExportAndTokenCommands() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try await Self.storeDocument(in: directory.url)
-        let (server, baseURL, _) = try await Self.start(dataDirectory: directory.url)
-        defer {
-            server.terminate()
-            server.waitUntilExit()
-        }
-        let common = ["--server", baseURL.absoluteString, "--data-dir", directory.url.path]
+        let server = try await ServeProcess.start(dataDirectory: directory.url)
+        defer { server.process.terminate() }
+        let common = ["--server", server.baseURL.absoluteString, "--data-dir", directory.url.path]
         let file = directory.url.appendingPathComponent("in.json")
         try Data(
             #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"cli-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2],"text":{"format":"plain","value":"x"},"icon":"comment"}]}"#

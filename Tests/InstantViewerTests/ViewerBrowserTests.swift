@@ -118,17 +118,7 @@ struct ViewerBrowserTests {
         let file = directory.appendingPathComponent("words.pdf")
         try pdf.write(to: file)
         let tool = try #require(BrowserTools.pdftotext)
-        let output = try await onOwnThread { () throws -> String in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = ["-bbox", "-f", "1", "-l", "1", file.path, "-"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
+        let (_, output) = try await ChildProcess.run(tool, ["-bbox", "-f", "1", "-l", "1", file.path, "-"])
         let pattern = #/<word xMin="([0-9.]+)" yMin="([0-9.]+)" xMax="([0-9.]+)" yMax="([0-9.]+)">([^<]*)</word>/#
         return output.matches(of: pattern).compactMap { match in
             guard let left = Double(match.1), let top = Double(match.2), let right = Double(match.3),

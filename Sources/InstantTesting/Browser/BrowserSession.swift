@@ -13,8 +13,7 @@ import NIOCore
 /// let title = try await browser.execute("return document.title")
 /// ```
 ///
-/// Unchecked `Sendable`: its state is immutable after `start`; the driver process is only terminated.
-public final class BrowserSession: @unchecked Sendable {
+public final class BrowserSession: Sendable {
     /// Where the browser and its driver are, and how to make their absence a failure.
     public enum Environment {
         /// The environment variable that, set to anything but empty or `0`, makes missing browser
@@ -77,11 +76,11 @@ public final class BrowserSession: @unchecked Sendable {
         case pause(milliseconds: Int)
     }
 
-    private let driver: Process
+    private let driver: ChildProcess
     private let baseURL: String
     private let sessionID: String
 
-    private init(driver: Process, baseURL: String, sessionID: String) {
+    private init(driver: ChildProcess, baseURL: String, sessionID: String) {
         self.driver = driver
         self.baseURL = baseURL
         self.sessionID = sessionID
@@ -97,40 +96,7 @@ public final class BrowserSession: @unchecked Sendable {
         guard let chromium = Environment.chromium, let chromedriver = Environment.chromedriver else {
             throw Failure("Cannot start a browser: \(Environment.missing ?? "tools are missing").")
         }
-        let (driver, port) = try await onOwnThread { () throws -> UncheckedProcess in
-            let process = Process()
-            // `nice` runs chromedriver in its own process (it execs), and the browser inherits the priority.
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["nice", "-n", String(niceness), chromedriver, "--port=0"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            var text = ""
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty {
-                    // The end of the output, unless a signal cut the read short.
-                    if !process.isRunning { break }
-                    usleep(10_000)
-                    continue
-                }
-                text += String(decoding: chunk, as: UTF8.self)
-                if let range = text.range(of: #"started successfully on port [0-9]+"#, options: .regularExpression),
-                    let port = Int(text[range].split(separator: " ").last ?? "")
-                {
-                    // The driver keeps writing to its output; nobody needs to read it from here on.
-                    output.fileHandleForReading.readabilityHandler = { handle in
-                        // Empty at the end of the output, when the handler must stop.
-                        if handle.availableData.isEmpty { handle.readabilityHandler = nil }
-                    }
-                    return UncheckedProcess(process: process, port: port)
-                }
-            }
-            kill(process.processIdentifier, SIGKILL)
-            throw Failure("chromedriver did not say which port it listens on: \(text)")
-        }.value
+        let (driver, port) = try await startDriver(chromedriver, niceness: niceness)
         let baseURL = "http://127.0.0.1:\(port)"
         let arguments: [JSONValue] = [
             "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -155,8 +121,33 @@ public final class BrowserSession: @unchecked Sendable {
             }
             return BrowserSession(driver: driver, baseURL: baseURL, sessionID: id)
         } catch {
-            await end(driver)
+            await driver.stop()
             throw error
+        }
+    }
+
+    /// Starts chromedriver on a free port and returns it with the port.
+    ///
+    /// With `--port=0` chromedriver takes a free IPv4 port, then the same port on IPv6, and exits
+    /// when another program holds that one: a start that ends so is tried again, up to 3 times.
+    private static func startDriver(_ chromedriver: String, niceness: Int) async throws -> (ChildProcess, Int) {
+        var attempt = 1
+        while true {
+            do {
+                // `nice` applies to chromedriver, and the browser it starts inherits the priority.
+                let (driver, output) = try await ChildProcess.start(
+                    chromedriver, ["--port=0"], niceness: niceness, includingErrors: true,
+                    readyWhen: #"started successfully on port [0-9]+"#)
+                guard let port = output.split(separator: " ").last.flatMap({ Int($0) }) else {
+                    await driver.kill()
+                    throw Failure("chromedriver did not say which port it listens on: \(output)")
+                }
+                return (driver, port)
+            } catch let failure as ChildProcess.Failure
+                where attempt < 3 && failure.description.contains("Address already in use")
+            {
+                attempt += 1
+            }
         }
     }
 
@@ -165,19 +156,7 @@ public final class BrowserSession: @unchecked Sendable {
         _ = try? await command("DELETE", "")
         // chromedriver stops on its `shutdown` command; a signal may wait for its open connections.
         _ = try? await Self.request(baseURL, "GET", "shutdown", nil)
-        await Self.end(driver)
-    }
-
-    /// Waits up to 5 seconds for a process to exit, then kills it.
-    static func end(_ process: Process) async {
-        let process = UncheckedProcess(process: process, port: 0)
-        await onOwnThread {
-            let deadline = Date().addingTimeInterval(5)
-            // Polled: Foundation's waitUntilExit spins a run loop on Linux.
-            while process.process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.process.isRunning { kill(process.process.processIdentifier, SIGKILL) }
-            while process.process.isRunning { usleep(20_000) }
-        }
+        await driver.stop()
     }
 
     /// Opens a URL in the current window and waits for its `load` event.
@@ -325,11 +304,4 @@ public final class BrowserSession: @unchecked Sendable {
         }
         return answer["value"] ?? .null
     }
-}
-
-/// A started process and the port it said it listens on, handed across threads once.
-private struct UncheckedProcess: @unchecked Sendable {
-    let process: Process
-    let port: Int
-    var value: (Process, Int) { (process, port) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import InstantServer
+import InstantTesting
 
 /// The server a benchmark talks to: an `instant serve` process it starts itself (the `instant`
 /// executable next to `instant-bench`, on a free port, with a fresh data directory), or a running
@@ -13,7 +14,7 @@ struct ServerUnderTest {
     let issuer: ClientTokenIssuer
     /// The server's process id, for its memory figures (`nil` if unknown).
     let processID: Int32?
-    private let process: Process?
+    private let process: ServeProcess?
     private let dataDirectory: URL?
 
     /// Starts `instant serve` in a temporary data directory (removed when it stops), or in
@@ -22,38 +23,18 @@ struct ServerUnderTest {
     static func start(
         dataDirectory: URL? = nil, arguments: [String] = [], environment: [String: String] = [:]
     ) async throws -> ServerUnderTest {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("instant")
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw BenchmarkError(
-                "No 'instant' executable beside instant-bench at \(executable.path); "
-                    + "build both with `swift build -c release`, or pass --server and --data-dir.")
-        }
         let directory =
             dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("instant-bench-\(UUID())")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments =
-            ["serve", "--port", "0", "--data-dir", directory.path, "--log-level", "error"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var text = ""
-        while !text.contains("listening on") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw BenchmarkError("instant serve exited: \(text)") }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let range = text.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression),
-            let url = URL(string: String(text[range]))
-        else { throw BenchmarkError("Cannot read the server's address from: \(text)") }
-        return try await connect(url, dataDirectory: directory, process: process, removesData: dataDirectory == nil)
+        let process = try await ServeProcess.start(
+            dataDirectory: directory, arguments: arguments, environment: environment, logLevel: "error")
+        return try await connect(
+            process.baseURL, dataDirectory: directory, process: process, removesData: dataDirectory == nil)
     }
 
     /// Uses a running server whose development credentials are in `dataDirectory`.
     static func connect(
-        _ url: URL, dataDirectory: URL, process: Process? = nil, processID: Int32? = nil, removesData: Bool = false
+        _ url: URL, dataDirectory: URL, process: ServeProcess? = nil, processID: Int32? = nil,
+        removesData: Bool = false
     ) async throws -> ServerUnderTest {
         guard let credentials = DevelopmentCredentials.load(from: dataDirectory) else {
             throw BenchmarkError("No development key and API token in \(dataDirectory.path).")
@@ -63,7 +44,7 @@ struct ServerUnderTest {
             apiToken: credentials.apiAuthToken,
             issuer: try await ClientTokenIssuer(
                 privateKeyPEM: credentials.keyPair.privateKeyPEM, algorithm: credentials.keyPair.algorithm),
-            processID: process?.processIdentifier ?? processID,
+            processID: process?.process.processIdentifier ?? processID,
             process: process,
             dataDirectory: removesData ? dataDirectory : nil
         )
@@ -94,8 +75,7 @@ struct ServerUnderTest {
     /// Stops a server this benchmark started and removes its data.
     func stop() {
         guard let process else { return }
-        process.terminate()
-        process.waitUntilExit()
+        process.process.stopBlocking(within: 30)
         if let dataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
     }
 }
