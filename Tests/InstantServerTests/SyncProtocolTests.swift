@@ -47,6 +47,34 @@ struct SyncProtocolTests {
         }
     }
 
+    /// A push's answer is read in its commit's transaction when the client is close behind, and in a
+    /// read transaction after the commit when it is far behind: both list every change after its base.
+    @Test func aPushIsAnsweredWithEveryChangeAfterItsBaseHoweverFarBehind() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let alice = SyncClient(client, documentID: id, token: try await fixture.token(id), clientID: "c-alice")
+            let behind = InstantAPI.answerInCommitLimit + 6
+            for index in 0..<behind { try await alice.sync([put("a\(index)", noteContent())]) }
+            #expect(alice.baseRevision == behind)
+
+            // Far behind: at revision 0.
+            let bob = SyncClient(
+                client, documentID: id, token: try await fixture.token(id, user: "bob"), clientID: "c-bob")
+            let far = try await bob.sync([put("b", noteContent())])
+            #expect(far.json?["revision"]?.integerValue == behind + 1)
+            #expect(far.records.count == Int(behind) + 1)
+            #expect(far.records["b"]?["revision"]?.integerValue == behind + 1)
+
+            // Close behind: two revisions back.
+            let close = try await alice.sync([put("a-last", noteContent())])
+            #expect(close.json?["revision"]?.integerValue == behind + 2)
+            #expect(Set(close.records.keys) == ["b", "a-last"])
+            #expect(alice.baseRevision == behind + 2)
+        }
+    }
+
     @Test func aRepeatedPushIsAnsweredButNotAppliedAgain() async throws {
         let fixture = try await SyncFixture()
         defer { fixture.directory.remove() }

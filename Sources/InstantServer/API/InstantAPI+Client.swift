@@ -103,7 +103,6 @@ extension InstantAPI {
             verifier: verifier,
             anyOf: ["read-document"]
         )
-        _ = try await requireDocument(documentID)
         _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
         // One consistent read: every record with a revision above 0 is every record.
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)

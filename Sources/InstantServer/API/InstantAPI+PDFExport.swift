@@ -45,8 +45,7 @@ extension InstantAPI {
     ) async throws -> Response {
         let (_, documentID, layer) = try await authorizeClient(
             request, context, verifier: verifier, anyOf: ["download"])
-        let document = try await requireDocument(documentID)
-        _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
+        let document = try await storage.documentAndLayer(documentID: documentID, layer: layer).document
         return try await exportedPDF(document, layer: layer, options: try Self.exportOptions(request))
     }
 

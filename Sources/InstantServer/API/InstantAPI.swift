@@ -57,10 +57,8 @@ struct InstantAPI: Sendable {
     /// for an unknown document.
     @discardableResult
     func requireLayer(documentID: String, name: String) async throws -> StoredLayer {
-        if let layer = try await storage.layer(documentID: documentID, name: name) { return layer }
-        _ = try await requireDocument(documentID)
         // A named layer mirrors the base records until it is written; it is created on first use.
-        return try await storage.layerCreatingIfNeeded(documentID: documentID, name: name)
+        try await storage.layerCreatingIfNeeded(documentID: documentID, name: name)
     }
 
     /// A limit on a request body: its size, and the `instant serve` option that raises it.

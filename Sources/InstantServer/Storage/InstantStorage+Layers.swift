@@ -39,9 +39,22 @@ extension InstantStorage {
     /// Returns the layer, creating it from the base records if it does not exist yet.
     /// - Throws: ``StorageError/Code/documentNotFound``.
     public func layerCreatingIfNeeded(documentID: String, name: String) async throws -> StoredLayer {
-        if let existing = try await layer(documentID: documentID, name: name) { return existing }
+        try await documentAndLayer(documentID: documentID, layer: name).layer
+    }
+
+    /// The document and its layer, read together (one read transaction, where a client request used
+    /// to need two); the layer is created from the base records if it does not exist yet.
+    /// - Throws: ``StorageError/Code/documentNotFound``.
+    public func documentAndLayer(documentID: String, layer name: String) async throws
+        -> (document: StoredDocument, layer: StoredLayer)
+    {
+        let (document, existing) = try await backend.read { transaction in
+            let document = try await Self.requireDocument(transaction, documentID)
+            return (document, try await transaction.layer(documentID: documentID, name: name, forUpdate: false))
+        }
+        if let existing { return (document, existing) }
         let now = clock()
-        return try await write { transaction in
+        let layer = try await write { transaction in
             _ = try await Self.requireDocument(transaction, documentID)
             if let created = try await Self.insertLayer(
                 transaction, documentID: documentID, name: name, source: .baseRecords, now: now)
@@ -51,6 +64,7 @@ extension InstantStorage {
             // Another writer created it first.
             return (try await Self.requireLayer(transaction, documentID: documentID, name: name), [])
         }
+        return (document, layer)
     }
 
     /// Deletes a layer and its records. Returns whether it existed.

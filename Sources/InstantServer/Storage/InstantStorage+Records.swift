@@ -1,5 +1,6 @@
 import Foundation
 import InstantJSON
+import Synchronization
 
 extension InstantStorage {
     /// The live (not deleted) records of a layer, optionally of one kind, ordered by id.
@@ -69,7 +70,7 @@ extension InstantStorage {
     ) async throws -> CommitResult {
         try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure,
-            deciding: { _ in LayerDecision(changes: changes, outcome: ()) }
+            deciding: { _ in LayerDecision(changes: changes, outcome: ()) }, answering: { _, _, _ in () }
         ).result
     }
 
@@ -86,28 +87,52 @@ extension InstantStorage {
         push: ClientPush?,
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
+        let (result, outcome, _) = try await apply(
+            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide,
+            answering: { _, _, _ in () })
+        return (result, outcome)
+    }
+
+    /// ``apply(documentID:layer:push:deciding:)``, then `answer` reads what the caller answers with
+    /// in the same transaction, right after the commit: its reader sees the layer at the revision the
+    /// commit left (its ``LayerReader/revision``), before any later commit. That saves a client's
+    /// push the read transaction its answer would need, but runs while the layer is locked: keep
+    /// `answer` short (a client far behind is better answered by ``read(documentID:layer:_:)``
+    /// after the commit).
+    public func apply<Outcome: Sendable, Answer: Sendable>(
+        documentID: String,
+        layer: String,
+        push: ClientPush?,
+        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
+        answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
+    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
         try await apply(
-            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide)
+            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide,
+            answering: answer)
     }
 
     /// The write path of every change to a layer's records: a commit queued for the layer's next
     /// group transaction (``LayerCommitQueue``).
-    private func apply<Outcome: Sendable>(
+    private func apply<Outcome: Sendable, Answer: Sendable>(
         documentID: String,
         layer: String,
         push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
-        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
-    ) async throws -> (result: CommitResult, outcome: Outcome?) {
+        deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
+        answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
+    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
         let now = clock()
         let key = LayerCommitQueue.LayerKey(documentID: documentID, layer: layer)
         return try await withCheckedThrowingContinuation { continuation in
             let job = LayerCommitQueue.Job(
                 run: { transaction, current in
                     do {
-                        let value = try await Self.commit(
+                        let (result, outcome) = try await Self.commit(
                             in: transaction, layer: &current, push: push, onConditionFailure: onConditionFailure,
                             now: now, deciding: decide)
+                        let after = LayerReader(
+                            transaction: transaction, documentID: documentID, layer: layer, revision: current.revision)
+                        let value = (result, outcome, try await answer(after, result, outcome))
                         return { continuation.resume(returning: value) }
                     } catch let error as StorageError where !error.failsTheTransaction {
                         // Refused before it wrote anything: the group goes on without it.
@@ -154,7 +179,8 @@ extension InstantStorage {
         deciding decide: @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
         let before = LayerReader(
-            transaction: transaction, documentID: layer.documentID, layer: layer.name, revision: layer.revision)
+            transaction: transaction, documentID: layer.documentID, layer: layer.name, revision: layer.revision,
+            remembering: true)
         if let push {
             let last = try await transaction.lastPushID(
                 documentID: layer.documentID, layer: layer.name, client: push.client)
@@ -174,7 +200,8 @@ extension InstantStorage {
             throw DecisionFailure(error: error)
         }
         let result = try await commit(
-            decision.changes, to: layer, in: transaction, push: push, onConditionFailure: onConditionFailure, now: now)
+            decision.changes, to: layer, in: transaction, push: push, onConditionFailure: onConditionFailure, now: now,
+            known: before.remembered)
         layer.revision = result.revision
         return (result, decision.outcome)
     }
@@ -192,13 +219,17 @@ extension InstantStorage {
     ///   an annotation deletes the live comments of its thread, stored or put earlier in the batch;
     /// - when anything changed, every written record carries the layer's next revision;
     /// - with a push, the client's last push id is stored with the revision after the batch.
+    ///
+    /// `known` holds records already read in this transaction since the layer was locked (what the
+    /// decision read), which are not read again.
     static func commit(
         _ changes: [RecordChange],
         to layer: StoredLayer,
         in transaction: any StorageTransaction,
         push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
-        now: Date
+        now: Date,
+        known: RememberedRecords = RememberedRecords()
     ) async throws -> CommitResult {
         let revision = layer.revision + 1
         let deletedIDs = changes.compactMap { change -> String? in
@@ -208,8 +239,10 @@ extension InstantStorage {
         // Everything the batch can touch, read once: the records it names, and the comments of
         // the threads it may delete.
         var rows: [String: RecordRow] = [:]
-        for record in try await transaction.records(
-            documentID: layer.documentID, layer: layer.name, ids: Array(Set(changes.map(\.recordID))))
+        let named = Set(changes.map(\.recordID))
+        let unread = named.filter { !known.wasRead($0) }
+        for record in try await transaction.records(documentID: layer.documentID, layer: layer.name, ids: Array(unread))
+            + named.compactMap({ known.records[$0] })
         {
             rows[record.id] = RecordRow(record: record, threadRoot: threadRoot(of: record))
         }
@@ -327,12 +360,33 @@ public struct LayerReader: Sendable {
     let layer: String
     /// The layer's revision before the batch.
     public let revision: Int64
+    /// What ``records(ids:)`` read, when the commit that follows may reuse it.
+    private let memory: RecordMemory?
+
+    init(
+        transaction: any StorageTransaction, documentID: String, layer: String, revision: Int64,
+        remembering: Bool = false
+    ) {
+        self.transaction = transaction
+        self.documentID = documentID
+        self.layer = layer
+        self.revision = revision
+        memory = remembering ? RecordMemory() : nil
+    }
+
+    /// The records read by ``records(ids:)`` so far (with the ids found absent).
+    var remembered: RememberedRecords { memory?.state.withLock { $0 } ?? RememberedRecords() }
 
     /// The records with the given ids (tombstones included), by id; ids without a record are absent.
     public func records(ids: [String]) async throws -> [String: StoredRecord] {
         guard !ids.isEmpty else { return [:] }
         let records = try await transaction.records(documentID: documentID, layer: layer, ids: ids)
-        return Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let found = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        memory?.state.withLock { memory in
+            memory.absent.formUnion(ids.filter { found[$0] == nil })
+            memory.records.merge(found) { _, new in new }
+        }
+        return found
     }
 
     /// The record with the given id (tombstones included), or `nil`.
@@ -350,4 +404,21 @@ public struct LayerReader: Sendable {
     public func lastPushID(of client: ClientIdentity) async throws -> Int64? {
         try await transaction.lastPushID(documentID: documentID, layer: layer, client: client)
     }
+}
+
+/// Where a ``LayerReader`` remembers what it read (shared by its copies).
+final class RecordMemory: Sendable {
+    let state = Mutex(RememberedRecords())
+}
+
+/// Records read in a transaction after the layer was locked: nothing else writes them before the
+/// commit, so the commit need not read them again.
+struct RememberedRecords: Sendable {
+    /// The records found, by id.
+    var records: [String: StoredRecord] = [:]
+    /// The ids looked for and not found.
+    var absent: Set<String> = []
+
+    /// Whether the id was looked for (found or not).
+    func wasRead(_ id: String) -> Bool { records[id] != nil || absent.contains(id) }
 }

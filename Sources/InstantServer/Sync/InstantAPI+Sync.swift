@@ -16,8 +16,7 @@ extension InstantAPI {
             try await jsonBody(
                 request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size")),
             maxChanges: limits.maxChangesPerPush)
-        let document = try await requireDocument(documentID)
-        let current = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
+        let (document, current) = try await storage.documentAndLayer(documentID: documentID, layer: layer)
 
         let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
             guard case .put(let content, _) = change.operation else { return nil }
@@ -40,33 +39,43 @@ extension InstantAPI {
             syncRequest.changes.isEmpty || !token.allows("write")
             ? nil : syncRequest.pushID.map { ClientPush(client: client, pushID: $0) }
         let baseRevision = syncRequest.baseRevision
-        let (result, outcome) = try await storage.apply(
-            documentID: documentID, layer: layer, push: push, deciding: planner.decide)
-        let rejections = outcome ?? []
         // A base revision the layer never had (the client talked to a layer since deleted and
         // created again, or to another server) cannot be caught up with changes: send everything.
         let reset = baseRevision > current.revision
-        let answer = try await storage.read(documentID: documentID, layer: layer) { reader in
-            // The answer is read in one read transaction after the commit, beside other commits.
-            let changed = try await reader.records(changedAfter: reset ? 0 : baseRevision)
-            var records = reset ? changed.filter { !$0.isDeleted } : changed
-            // The current state of every record the push touched, so the client can settle each of
-            // its changes: the applied ones are already listed; rejected ones (and, for a repeated
-            // push, all of them) are added.
-            let settle = result.isDuplicatePush ? syncRequest.changes.map(\.id) : rejections.map(\.id)
-            var listed = Set(records.map(\.id))
-            let unlisted = settle.filter { listed.insert($0).inserted }
-            let stored = try await reader.records(ids: unlisted)
-            for id in unlisted {
-                let kind = syncRequest.changes.first { $0.id == id }?.kind ?? .annotation
-                records.append(
-                    stored[id]
-                        ?? StoredRecord(
-                            id: id, kind: kind, revision: 0, isDeleted: true, content: Data(), updatedAt: Date()))
+        let answering = { @Sendable (reader: LayerReader, result: CommitResult, rejections: [SyncRejection]) in
+            try await Self.syncAnswer(
+                reader, request: syncRequest, client: client, reset: reset, result: result, rejections: rejections)
+        }
+        let result: CommitResult
+        let rejections: [SyncRejection]
+        let answer: SyncAnswer
+        if syncRequest.changes.isEmpty {
+            // A pull writes nothing: one read transaction, beside the layer's commits.
+            result = CommitResult(revision: current.revision, applied: [], skipped: [])
+            rejections = []
+            answer = try await storage.read(documentID: documentID, layer: layer) { reader in
+                try await answering(reader, result, [])
             }
-            let lastPush: Int64? =
-                if let pushID = syncRequest.pushID { pushID } else { try await reader.lastPushID(of: client) }
-            return SyncAnswer(revision: reader.revision, reset: reset, lastPushID: lastPush, records: records)
+        } else {
+            // A client close behind is answered in the commit's own transaction, right after its
+            // commit; one further behind after the commit, so that its larger read does not hold the
+            // layer's lock.
+            let answersInCommit = !reset && current.revision - baseRevision <= Self.answerInCommitLimit
+            let (committed, outcome, early) = try await storage.apply(
+                documentID: documentID, layer: layer, push: push, deciding: planner.decide,
+                answering: { reader, result, outcome -> SyncAnswer? in
+                    guard answersInCommit else { return nil }
+                    return try await answering(reader, result, outcome ?? [])
+                })
+            result = committed
+            rejections = outcome ?? []
+            if let early {
+                answer = early
+            } else {
+                answer = try await storage.read(documentID: documentID, layer: layer) { reader in
+                    try await answering(reader, committed, rejections)
+                }
+            }
         }
         if result.isDuplicatePush {
             context.logger.info(
@@ -101,7 +110,38 @@ extension InstantAPI {
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
     }
 
-    /// What a sync answer carries besides the rejections, read in the commit's transaction.
+    /// How many revisions behind the layer a pushing client may be and still be answered inside its
+    /// commit's transaction (``InstantStorage/apply(documentID:layer:push:deciding:answering:)``).
+    static let answerInCommitLimit: Int64 = 64
+
+    /// Reads a sync answer: the records changed after the client's base revision (every live
+    /// record for a reset) and the current state of every record the push touched but did not
+    /// change, so that the client can settle each of its changes.
+    static func syncAnswer(
+        _ reader: LayerReader, request: SyncRequest, client: ClientIdentity, reset: Bool, result: CommitResult,
+        rejections: [SyncRejection]
+    ) async throws -> SyncAnswer {
+        let changed = try await reader.records(changedAfter: reset ? 0 : request.baseRevision)
+        var records = reset ? changed.filter { !$0.isDeleted } : changed
+        // The applied changes are already listed; rejected ones (and, for a repeated push, all of
+        // them) are added.
+        let settle = result.isDuplicatePush ? request.changes.map(\.id) : rejections.map(\.id)
+        var listed = Set(records.map(\.id))
+        let unlisted = settle.filter { listed.insert($0).inserted }
+        let stored = try await reader.records(ids: unlisted)
+        for id in unlisted {
+            let kind = request.changes.first { $0.id == id }?.kind ?? .annotation
+            records.append(
+                stored[id]
+                    ?? StoredRecord(
+                        id: id, kind: kind, revision: 0, isDeleted: true, content: Data(), updatedAt: Date()))
+        }
+        let lastPush: Int64? =
+            if let pushID = request.pushID { pushID } else { try await reader.lastPushID(of: client) }
+        return SyncAnswer(revision: reader.revision, reset: reset, lastPushID: lastPush, records: records)
+    }
+
+    /// What a sync answer carries besides the rejections.
     struct SyncAnswer: Sendable {
         var revision: Int64
         var reset: Bool

@@ -215,17 +215,24 @@ public final class PostgresBackend: StorageBackend, Service {
         }
         return try await withCheckedThrowingContinuation { continuation in
             pending.withLockedValue { $0 = continuation }
-            let work = Task {
-                do {
-                    finish(.success(try await operation()))
-                } catch {
-                    finish(.failure(error))
-                }
-            }
-            Task {
+            let work = NIOLockedValueBox<Task<Void, Never>?>(nil)
+            let timer = Task {
                 try? await Task.sleep(for: timeout)
+                // Cancelled: the operation ended first.
+                guard !Task.isCancelled else { return }
                 finish(.success(nil))
-                work.cancel()
+                work.withLockedValue { $0?.cancel() }
+            }
+            work.withLockedValue { task in
+                task = Task {
+                    do {
+                        finish(.success(try await operation()))
+                    } catch {
+                        finish(.failure(error))
+                    }
+                    // No timer is left sleeping for each finished operation.
+                    timer.cancel()
+                }
             }
         }
     }
