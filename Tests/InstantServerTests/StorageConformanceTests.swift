@@ -184,6 +184,14 @@ struct StorageConformanceTests {
         let implicit = try await storage.layerCreatingIfNeeded(documentID: "d", name: "user-1")
         #expect(implicit.revision == 1)
         #expect(try await storage.records(documentID: "d", layer: "user-1", kind: nil).map(\.id) == ["12"])
+        // The document and a layer in one read; a layer used for the first time is created.
+        let (document, existing) = try await storage.documentAndLayer(documentID: "d", layer: "user-1")
+        #expect(document.id == "d")
+        #expect(existing == implicit)
+        #expect(try await storage.documentAndLayer(documentID: "d", layer: "user-2").layer.revision == 1)
+        await #expect {
+            try await storage.documentAndLayer(documentID: "missing", layer: "")
+        } throws: { ($0 as? StorageError)?.code == .documentNotFound }
 
         // Layers are independent.
         _ = try await storage.apply(
@@ -196,7 +204,8 @@ struct StorageConformanceTests {
         await #expect(throws: StorageError.self) {
             try await storage.createLayer(documentID: "d", name: "other", source: .layer("missing"))
         }
-        #expect(try await storage.layers(documentID: "d").map(\.name) == ["", "copy", "empty", "fresh", "user-1"])
+        #expect(
+            try await storage.layers(documentID: "d").map(\.name) == ["", "copy", "empty", "fresh", "user-1", "user-2"])
         #expect(try await storage.deleteLayer(documentID: "d", name: "copy"))
         #expect(try await storage.layer(documentID: "d", name: "copy") == nil)
         await #expect(throws: StorageError.self) {

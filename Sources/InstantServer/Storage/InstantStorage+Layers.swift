@@ -42,16 +42,16 @@ extension InstantStorage {
         try await documentAndLayer(documentID: documentID, layer: name).layer
     }
 
-    /// The document and its layer, read together (one read transaction, where a client request used
-    /// to need two); the layer is created from the base records if it does not exist yet.
+    /// The document and its layer, read together (one statement on PostgreSQL, where a client
+    /// request used to need two transactions); the layer is created from the base records if it does not exist yet.
     /// - Throws: ``StorageError/Code/documentNotFound``.
     public func documentAndLayer(documentID: String, layer name: String) async throws
         -> (document: StoredDocument, layer: StoredLayer)
     {
-        let (document, existing) = try await backend.read { transaction in
-            let document = try await Self.requireDocument(transaction, documentID)
-            return (document, try await transaction.layer(documentID: documentID, name: name, forUpdate: false))
+        let (found, existing) = try await backend.readStatement { transaction in
+            try await transaction.documentAndLayer(documentID: documentID, name: name)
         }
+        guard let document = found else { throw Self.documentNotFound(documentID) }
         if let existing { return (document, existing) }
         let now = clock()
         let layer = try await write { transaction in

@@ -77,10 +77,13 @@ public final class InstantStorage: Sendable {
     static func requireDocument(_ transaction: any StorageTransaction, _ documentID: String) async throws
         -> StoredDocument
     {
-        guard let document = try await transaction.document(id: documentID) else {
-            throw StorageError(.documentNotFound, "No document has the id '\(documentID)'. Upload it first.")
-        }
+        guard let document = try await transaction.document(id: documentID) else { throw documentNotFound(documentID) }
         return document
+    }
+
+    /// The error for a document that does not exist.
+    static func documentNotFound(_ documentID: String) -> StorageError {
+        StorageError(.documentNotFound, "No document has the id '\(documentID)'. Upload it first.")
     }
 
     /// The layer (locked with `forUpdate`), or ``StorageError/Code/documentNotFound`` /

@@ -19,6 +19,12 @@ public protocol StorageBackend: Sendable {
     /// Runs `body` in one read-only transaction: every primitive it calls sees the same snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws -> T
 
+    /// Runs `body`, which calls exactly one primitive that its backend answers with one statement
+    /// (one statement sees one snapshot by itself), where a backend may save the transaction: on
+    /// PostgreSQL, `BEGIN` and `COMMIT` are two round trips of the three. The default is ``read(_:)``.
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T)
+        async throws -> T
+
     /// Throws ``StorageError/Code/backendFailure`` unless the database answers a trivial query now.
     func checkHealth() async throws
 
@@ -95,6 +101,11 @@ public protocol StorageTransaction: Sendable {
     /// so that commits to one layer follow each other even across server nodes.
     func layer(documentID: String, name: String, forUpdate: Bool) async throws -> StoredLayer?
 
+    /// The document row and its layer of that name (each `nil` when missing), read together: what a
+    /// client request looks up first. The default reads them one after the other.
+    func documentAndLayer(documentID: String, name: String) async throws
+        -> (document: StoredDocument?, layer: StoredLayer?)
+
     /// Inserts a layer row with the given revision. Returns `false` (and writes nothing) if the
     /// document already has a layer of that name.
     func insertLayer(documentID: String, name: String, revision: Int64) async throws -> Bool
@@ -161,4 +172,21 @@ public protocol StorageTransaction: Sendable {
     /// Announces a change to the other server nodes when the transaction commits (nothing if it
     /// rolls back). A backend that serves one node may do nothing.
     func announce(_ event: StorageEvent) async throws
+}
+
+extension StorageBackend {
+    public func readStatement<T: Sendable>(
+        _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
+    ) async throws -> T {
+        try await read(body)
+    }
+}
+
+extension StorageTransaction {
+    public func documentAndLayer(documentID: String, name: String) async throws
+        -> (document: StoredDocument?, layer: StoredLayer?)
+    {
+        guard let document = try await document(id: documentID) else { return (nil, nil) }
+        return (document, try await layer(documentID: documentID, name: name, forUpdate: false))
+    }
 }

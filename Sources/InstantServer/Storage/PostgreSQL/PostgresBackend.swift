@@ -80,6 +80,13 @@ public final class PostgresBackend: StorageBackend, Service {
         try await transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") { try await body($0) }
     }
 
+    /// Runs the one statement of `body` on a connection of the pool, outside a transaction.
+    public func readStatement<T: Sendable>(
+        _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
+    ) async throws -> T {
+        try await withinTransactionTimeout { [self] in try await withConnection { try await body($0) } }
+    }
+
     public func checkHealth() async throws {
         let timeout = configuration.healthCheckTimeout
         let action = "answering the health check (SELECT 1) at \(configuration.redactedURL)"
@@ -107,8 +114,7 @@ public final class PostgresBackend: StorageBackend, Service {
         begin: PostgresQuery,
         _ body: @escaping @Sendable (PostgresTransaction) async throws -> T
     ) async throws -> T {
-        let timeout = configuration.transactionTimeout
-        let outcome = try await Self.withTimeout(timeout) { [self] in
+        try await withinTransactionTimeout { [self] in
             try await withConnection { transaction in
                 try await transaction.execute(begin, "starting a transaction")
                 let value: T
@@ -127,7 +133,14 @@ public final class PostgresBackend: StorageBackend, Service {
                 return value
             }
         }
-        guard let outcome else {
+    }
+
+    /// Runs `operation`, failing once it takes longer than ``Configuration/transactionTimeout``.
+    private func withinTransactionTimeout<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
+        let timeout = configuration.transactionTimeout
+        guard let outcome = try await Self.withTimeout(timeout, operation) else {
             throw StorageError(
                 .backendFailure,
                 "A PostgreSQL transaction did not finish within \(timeout) (\(configuration.redactedURL)); the server "

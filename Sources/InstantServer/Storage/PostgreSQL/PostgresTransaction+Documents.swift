@@ -14,6 +14,25 @@ extension PostgresTransaction {
         ).first
     }
 
+    /// One statement: the document's columns, then the layer's revision (`NULL` without the layer).
+    func documentAndLayer(documentID: String, name: String) async throws
+        -> (document: StoredDocument?, layer: StoredLayer?)
+    {
+        let found = try await map(
+            """
+            SELECT \(unescaped: Self.documentColumns),
+                (SELECT revision FROM layers WHERE document_id = documents.id AND name = \(name))
+            FROM documents WHERE id = \(documentID)
+            """,
+            "reading the document '\(documentID)' and its layer '\(name)'"
+        ) { row in
+            let revision = try row.makeRandomAccess()[8].decode(Int64?.self)
+            return (try Self.document(from: row), revision)
+        }.first
+        guard let (document, revision) = found else { return (nil, nil) }
+        return (document, revision.map { StoredLayer(documentID: documentID, name: name, revision: $0) })
+    }
+
     func documents(_ query: DocumentQuery) async throws -> DocumentListing {
         var binds = PostgresBindings()
         var filter = ""
