@@ -87,9 +87,12 @@ enum Propagation {
         for index in 0..<count {
             let isB = index == 0
             let pulled = PulledRevision()
+            // A token of its own for each listener, as each would be another person's app (the server
+            // limits the listening connections of one token).
+            let token = isB ? readerToken : try await api.server.token(document: document, user: "listener-\(index)")
             sockets.append(
                 Listener(
-                    url: "\(base)/i/d/\(document)/listen?since=0&jwt=\(isB ? readerToken : writerToken)",
+                    url: "\(base)/i/d/\(document)/listen?since=0&jwt=\(token)",
                     onMessage: { message, time in
                         guard let revision = message["revision"]?.intValue.map(Int64.init) else {
                             await recorder.markReady(index)
@@ -97,14 +100,20 @@ enum Propagation {
                         }
                         await recorder.poke(index, revision: revision, at: time)
                         guard isB else { return }
-                        // B applies: one pull from its last revision, then the change is local.
-                        let body: JSONValue = ["clientId": "b", "baseRevision": .integer(await pulled.value)]
-                        if let reply = try? await listenerAPI.sync(document: document, token: readerToken, body: body),
-                            let revision = reply["revision"]?.intValue.map(Int64.init)
-                        {
+                        // B applies: one pull from its last revision, then the change is local. A failed
+                        // pull is tried again (the measure waits for B to have the change).
+                        for _ in 1...5 {
+                            let body: JSONValue = ["clientId": "b", "baseRevision": .integer(await pulled.value)]
+                            guard
+                                let reply = try? await listenerAPI.sync(
+                                    document: document, token: readerToken, body: body),
+                                let revision = reply["revision"]?.intValue.map(Int64.init)
+                            else { continue }
                             await pulled.set(revision)
                             await recorder.applied(upTo: revision, at: DispatchTime.now().uptimeNanoseconds)
+                            return
                         }
+                        print("  (listener B failed to pull 5 times after the poke of revision \(revision))")
                     },
                     onFailure: { _ in await recorder.markFailed() }
                 ))
