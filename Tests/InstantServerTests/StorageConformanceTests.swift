@@ -233,6 +233,15 @@ struct StorageConformanceTests {
         #expect(
             try await reopened.attachment(documentID: "d", sha256: Attachment.key(for: image))?.contentType
                 == "image/png")
+        // Sent part by part: the size without the bytes, then any range of them.
+        let content = try #require(
+            try await reopened.attachmentContent(documentID: "d", sha256: Attachment.key(for: image)))
+        #expect(content.contentType == "image/png")
+        #expect(content.byteSize == image.count)
+        #expect(try await content.read(0..<image.count) == image)
+        #expect(try await content.read(2..<5) == image[2..<5])
+        #expect(try await content.read(5..<image.count + 10) == image[5...], "a range past the end stops at the end")
+        #expect(try await reopened.attachmentContent(documentID: "d", sha256: String(repeating: "0", count: 64)) == nil)
         #expect(try await reopened.isTokenRevoked(id: "token-1"))
         #expect(try await reopened.isTokenRevoked(id: "token-2") == false)
         #expect(try await reopened.layer(documentID: "d", name: "")?.revision == 1)

@@ -207,12 +207,14 @@ extension InstantAPI {
         let id = try documentID(context)
         let attachmentID = try identifier("attachmentID", context, what: "attachment id")
         _ = try await requireDocument(id)
-        guard let attachment = try await storage.attachment(documentID: id, sha256: attachmentID.lowercased()) else {
+        guard let attachment = try await storage.attachmentContent(documentID: id, sha256: attachmentID.lowercased())
+        else {
             throw APIError.notFound("The document '\(id)' has no attachment '\(attachmentID)'.")
         }
         let served = AttachmentContentType.served(stored: attachment.contentType, id: attachment.sha256)
+        // Sent part by part as it is read, never loaded whole.
         return try ByteRangeResponse.make(
-            ByteRangeResponse.Content(attachment.data),
+            ByteRangeResponse.Content(length: attachment.byteSize, read: attachment.read),
             contentType: served.contentType,
             disposition: served.disposition,
             etag: "\"\(attachment.sha256)\"",

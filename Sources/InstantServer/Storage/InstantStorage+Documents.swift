@@ -125,6 +125,29 @@ extension InstantStorage {
         try await backend.read { try await $0.attachment(documentID: documentID, sha256: sha256) }
     }
 
+    /// An attachment of the document to send: its content type and size, and a reader of its
+    /// bytes part by part (each part one statement), so that it is never loaded whole; `nil` when the
+    /// document has no such attachment.
+    public func attachmentContent(documentID: String, sha256: String) async throws -> AttachmentContent? {
+        guard
+            let (contentType, byteSize) = try await backend.readStatement({
+                try await $0.attachmentInfo(documentID: documentID, sha256: sha256)
+            })
+        else { return nil }
+        return AttachmentContent(sha256: sha256, contentType: contentType, byteSize: byteSize) { [backend] range in
+            guard
+                let bytes = try await backend.readStatement({
+                    try await $0.attachmentBytes(documentID: documentID, sha256: sha256, range: range)
+                })
+            else {
+                throw StorageError(
+                    .recordNotFound,
+                    "The attachment \(sha256) of the document '\(documentID)' was removed while it was being sent.")
+            }
+            return bytes
+        }
+    }
+
     /// Which of the given attachment keys the document has.
     public func attachmentKeys(documentID: String, among keys: [String]) async throws -> Set<String> {
         guard !keys.isEmpty else { return [] }

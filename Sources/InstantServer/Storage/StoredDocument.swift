@@ -156,3 +156,15 @@ public struct DocumentListing: Sendable, Hashable {
         self.totalCount = totalCount
     }
 }
+
+/// An attachment to send without loading it whole (``InstantStorage/attachmentContent(documentID:sha256:)``).
+public struct AttachmentContent: Sendable {
+    /// The SHA-256 of the bytes, lowercase hex.
+    public var sha256: String
+    /// The MIME type given at upload.
+    public var contentType: String
+    /// The size in bytes.
+    public var byteSize: Int
+    /// Reads a range of the bytes (within `0..<byteSize`).
+    public var read: @Sendable (Range<Int>) async throws -> Data
+}

@@ -156,6 +156,12 @@ public protocol StorageTransaction: Sendable {
     /// The attachment of a document with the given SHA-256, or `nil`.
     func attachment(documentID: String, sha256: String) async throws -> StoredAttachment?
 
+    /// The content type and size in bytes of an attachment, without its bytes, or `nil`.
+    func attachmentInfo(documentID: String, sha256: String) async throws -> (contentType: String, byteSize: Int)?
+
+    /// A range of an attachment's bytes (clamped to its size), or `nil` when it does not exist.
+    func attachmentBytes(documentID: String, sha256: String, range: Range<Int>) async throws -> Data?
+
     /// The SHA-256 keys of the attachments the document has, of those asked for.
     func attachmentKeys(documentID: String, among keys: [String]) async throws -> Set<String>
 

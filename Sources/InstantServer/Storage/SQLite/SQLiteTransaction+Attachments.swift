@@ -21,6 +21,27 @@ extension SQLiteTransaction {
         }
     }
 
+    func attachmentInfo(documentID: String, sha256: String) async throws -> (contentType: String, byteSize: Int)? {
+        try await run { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT content_type, length(data) FROM attachments WHERE document_id = ? AND sha256 = ?",
+                arguments: [documentID, sha256]
+            ).map { ($0[0], $0[1]) }
+        }
+    }
+
+    func attachmentBytes(documentID: String, sha256: String, range: Range<Int>) async throws -> Data? {
+        // substr counts from 1 and reads only the part asked for of a BLOB.
+        try await run { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT substr(data, ?, ?) FROM attachments WHERE document_id = ? AND sha256 = ?",
+                arguments: [max(0, range.lowerBound) + 1, max(0, range.count), documentID, sha256]
+            ).map { $0[0] ?? Data() }
+        }
+    }
+
     func attachmentKeys(documentID: String, among keys: [String]) async throws -> Set<String> {
         try await run { db in
             var found: Set<String> = []
