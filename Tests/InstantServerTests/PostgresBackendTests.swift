@@ -207,7 +207,8 @@ struct PostgresBackendTests {
     /// A transaction that hangs (a client lost mid-transaction) fails after the transaction time
     /// limit, and PostgreSQL ends its session, so the layer it locked is free again for the others.
     @Test func aHungTransactionFailsAndReleasesItsLocks() async throws {
-        try await withPostgresBackend(configure: { $0.transactionTimeout = .seconds(5) }) { backend in
+        // 10 s: long enough for its setup and the next writer on a machine busy with other tests.
+        try await withPostgresBackend(configure: { $0.transactionTimeout = .seconds(10) }) { backend in
             try await Self.makeLayer(backend, revision: 5)
             let (never, _) = AsyncStream.makeStream(of: Void.self)
             await #expect {

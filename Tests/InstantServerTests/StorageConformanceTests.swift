@@ -272,6 +272,53 @@ struct StorageConformanceTests {
         #expect(try await storage.records(documentID: "d", layer: "", kind: nil).count == 20)
     }
 
+    /// Pushes sent at once share group transactions: a push retried while the first copy waits is
+    /// applied once, each client's push ids are kept, and every applied push has its own revision.
+    @Test(arguments: StorageKind.available) func pushesCommittedTogetherStayExactlyOnce(_ kind: StorageKind)
+        async throws
+    {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        let clients = (0..<4).map { ClientIdentity(userID: "user-\($0)", clientID: "c") }
+        let results = try await withThrowingTaskGroup(of: (Int, CommitResult).self) { group in
+            for (index, client) in clients.enumerated() {
+                // Each client's push 1, sent three times at once.
+                for _ in 0..<3 {
+                    group.addTask {
+                        let result = try await storage.apply(
+                            [.put(Self.annotation("A\(index)"))], documentID: "d", layer: "",
+                            push: ClientPush(client: client, pushID: 1), onConditionFailure: .skipChange)
+                        return (index, result)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for index in clients.indices {
+            let mine = results.filter { $0.0 == index }.map(\.1)
+            #expect(mine.filter { !$0.isDuplicatePush }.count == 1, "client \(index)'s push applied once")
+        }
+        let applied = results.map(\.1).filter { !$0.isDuplicatePush }.map(\.revision)
+        #expect(applied.sorted() == [1, 2, 3, 4])
+        #expect(try await storage.layer(documentID: "d", name: "")?.revision == 4)
+        for client in clients {
+            #expect(try await storage.lastPushID(documentID: "d", layer: "", client: client) == 1)
+        }
+        // A later retry is found in the stored push state.
+        let late = try await storage.apply(
+            [.put(Self.annotation("late"))], documentID: "d", layer: "",
+            push: ClientPush(client: clients[0], pushID: 1),
+            onConditionFailure: .skipChange)
+        #expect(late.isDuplicatePush)
+        let next = try await storage.apply(
+            [.put(Self.annotation("next"))], documentID: "d", layer: "",
+            push: ClientPush(client: clients[0], pushID: 2),
+            onConditionFailure: .skipChange)
+        #expect(next.revision == 5)
+    }
+
     @Test(arguments: StorageKind.available) func aPushIsAppliedExactlyOnce(_ kind: StorageKind) async throws {
         let fixture = try await StorageFixture(kind)
         defer { fixture.remove() }

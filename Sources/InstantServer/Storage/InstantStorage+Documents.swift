@@ -44,9 +44,9 @@ extension InstantStorage {
                 var revision = layer?.revision ?? 0
                 if !initialChanges.isEmpty, let layer {
                     revision = try await Self.commit(
-                        initialChanges, to: layer, in: transaction, push: nil, onConditionFailure: .abortBatch,
-                        now: now
+                        initialChanges, to: layer, in: transaction, onConditionFailure: .abortBatch, now: now
                     ).revision
+                    try await transaction.setRevision(documentID: document.id, layer: "", to: revision)
                 }
                 return ((), [.revisionChanged(documentID: document.id, layer: "", revision: revision)])
             } catch {

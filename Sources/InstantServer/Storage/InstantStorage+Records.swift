@@ -125,13 +125,15 @@ extension InstantStorage {
         let key = LayerCommitQueue.LayerKey(documentID: documentID, layer: layer)
         return try await withCheckedThrowingContinuation { continuation in
             let job = LayerCommitQueue.Job(
-                run: { transaction, current in
+                push: push,
+                run: { transaction, group in
                     do {
                         let (result, outcome) = try await Self.commit(
-                            in: transaction, layer: &current, push: push, onConditionFailure: onConditionFailure,
+                            in: transaction, group: &group, push: push, onConditionFailure: onConditionFailure,
                             now: now, deciding: decide)
                         let after = LayerReader(
-                            transaction: transaction, documentID: documentID, layer: layer, revision: current.revision)
+                            transaction: transaction, documentID: documentID, layer: layer,
+                            revision: group.layer.revision)
                         let value = (result, outcome, try await answer(after, result, outcome))
                         return { continuation.resume(returning: value) }
                     } catch let error as StorageError where !error.failsTheTransaction {
@@ -148,18 +150,28 @@ extension InstantStorage {
 
     /// One group transaction of a layer: the layer locked until the commit (commits to one layer
     /// follow each other, on every server node, and each takes the revision after the one before),
-    /// each commit in turn, and after the commit the observers and each commit's caller.
+    /// the last push ids of the group's clients read at once, each commit in turn, then the layer's
+    /// revision, the push ids and the announcement written at once; after the commit the observers
+    /// and each commit's caller.
     private func commitGroup(_ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job]) async throws {
         let (events, deliveries) = try await backend.write { transaction in
-            var layer = try await Self.requireLayer(
+            let layer = try await Self.requireLayer(
                 transaction, documentID: key.documentID, name: key.layer, forUpdate: true)
-            let before = layer.revision
+            let clients = Array(Set(jobs.compactMap { $0.push?.client }))
+            var group = GroupCommit(
+                layer: layer,
+                lastPushIDs: try await transaction.lastPushIDs(
+                    documentID: key.documentID, layer: key.layer, clients: clients))
             var deliveries: [@Sendable () -> Void] = []
-            for job in jobs { deliveries.append(try await job.run(transaction, &layer)) }
+            for job in jobs { deliveries.append(try await job.run(transaction, &group)) }
+            let revised = group.layer.revision == layer.revision ? nil : group.layer.revision
             let events: [StorageEvent] =
-                layer.revision == before
-                ? [] : [.revisionChanged(documentID: key.documentID, layer: key.layer, revision: layer.revision)]
-            for event in events { try await transaction.announce(event) }
+                revised.map {
+                    [.revisionChanged(documentID: key.documentID, layer: key.layer, revision: $0)]
+                } ?? []
+            try await transaction.finishCommits(
+                documentID: key.documentID, layer: key.layer, revision: revised,
+                pushes: group.pushes, announcing: events)
             return (events, deliveries)
         }
         await report(events)
@@ -169,21 +181,22 @@ extension InstantStorage {
     /// One commit inside a group transaction, on the layer as the commits before it left it:
     /// 1. exactly once: a push the client sent before changes nothing again;
     /// 2. the decision, against the records as they are now;
-    /// 3. the changes, with the rules every writer shares (``commit(_:to:in:push:onConditionFailure:now:)``).
+    /// 3. the changes, with the rules every writer shares (``commit(_:to:in:onConditionFailure:now:known:)``);
+    /// 4. the push id and revision kept for the group's end.
     private static func commit<Outcome: Sendable>(
         in transaction: any StorageTransaction,
-        layer: inout StoredLayer,
+        group: inout GroupCommit,
         push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
         now: Date,
         deciding decide: @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
+        let layer = group.layer
         let before = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name, revision: layer.revision,
             remembering: true)
         if let push {
-            let last = try await transaction.lastPushID(
-                documentID: layer.documentID, layer: layer.name, client: push.client)
+            let last = group.lastPushIDs[push.client]
             if push.isRepeat(after: last) {
                 let result = CommitResult(revision: layer.revision, applied: [], skipped: [], isDuplicatePush: true)
                 return (result, nil)
@@ -200,9 +213,10 @@ extension InstantStorage {
             throw DecisionFailure(error: error)
         }
         let result = try await commit(
-            decision.changes, to: layer, in: transaction, push: push, onConditionFailure: onConditionFailure, now: now,
+            decision.changes, to: layer, in: transaction, onConditionFailure: onConditionFailure, now: now,
             known: before.remembered)
-        layer.revision = result.revision
+        group.layer.revision = result.revision
+        if let push { group.record(push, revision: result.revision) }
         return (result, decision.outcome)
     }
 
@@ -217,16 +231,17 @@ extension InstantStorage {
     ///   its thread root;
     /// - a delete leaves a tombstone (deleting what is not there changes nothing), and deleting
     ///   an annotation deletes the live comments of its thread, stored or put earlier in the batch;
-    /// - when anything changed, every written record carries the layer's next revision;
-    /// - with a push, the client's last push id is stored with the revision after the batch.
+    /// - when anything changed, every written record carries the layer's next revision.
     ///
+    /// The layer's revision (``CommitResult/revision``) is for the caller to store, with the push
+    /// ids, once for all the commits of its transaction
+    /// (``StorageTransaction/finishCommits(documentID:layer:revision:pushes:announcing:)``).
     /// `known` holds records already read in this transaction since the layer was locked (what the
     /// decision read), which are not read again.
     static func commit(
         _ changes: [RecordChange],
         to layer: StoredLayer,
         in transaction: any StorageTransaction,
-        push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
         now: Date,
         known: RememberedRecords = RememberedRecords()
@@ -298,23 +313,11 @@ extension InstantStorage {
             }
         }
 
-        guard !applied.isEmpty else {
-            if let push {
-                try await transaction.setLastPushID(
-                    push.pushID, documentID: layer.documentID, layer: layer.name, client: push.client,
-                    revision: layer.revision)
-            }
-            return CommitResult(revision: layer.revision, applied: [], skipped: skipped)
-        }
+        guard !applied.isEmpty else { return CommitResult(revision: layer.revision, applied: [], skipped: skipped) }
         // A record written twice in the batch is stored as it was last written.
         var seen: Set<String> = []
         let finalRows = written.reversed().filter { seen.insert($0).inserted }.reversed().compactMap { rows[$0] }
         try await transaction.upsert(Array(finalRows), documentID: layer.documentID, layer: layer.name)
-        try await transaction.setRevision(documentID: layer.documentID, layer: layer.name, to: revision)
-        if let push {
-            try await transaction.setLastPushID(
-                push.pushID, documentID: layer.documentID, layer: layer.name, client: push.client, revision: revision)
-        }
         return CommitResult(revision: revision, applied: applied, skipped: skipped)
     }
 
@@ -421,4 +424,26 @@ struct RememberedRecords: Sendable {
 
     /// Whether the id was looked for (found or not).
     func wasRead(_ id: String) -> Bool { records[id] != nil || absent.contains(id) }
+}
+
+/// What the commits of one group transaction share: the layer as they left it, and the clients'
+/// last push ids, read once for the group and then as its commits apply pushes, which the group
+/// stores at its end.
+struct GroupCommit: Sendable {
+    var layer: StoredLayer
+    var lastPushIDs: [ClientIdentity: Int64]
+    /// The push state to store at the end, one per client.
+    private(set) var pushes: [StoredPush] = []
+
+    init(layer: StoredLayer, lastPushIDs: [ClientIdentity: Int64]) {
+        self.layer = layer
+        self.lastPushIDs = lastPushIDs
+    }
+
+    /// Notes a push applied (or found to change nothing) at `revision`.
+    mutating func record(_ push: ClientPush, revision: Int64) {
+        lastPushIDs[push.client] = push.pushID
+        pushes.removeAll { $0.client == push.client }
+        pushes.append(StoredPush(client: push.client, pushID: push.pushID, revision: revision))
+    }
 }

@@ -12,10 +12,12 @@ import Synchronization
 final class LayerCommitQueue: Sendable {
     /// One commit waiting for a transaction.
     struct Job: Sendable {
+        /// The push the commit applies, whose client's last push id the group reads beforehand.
+        var push: ClientPush?
         /// Runs the commit inside the group's transaction on the layer as the commits before it
         /// left it (and updates it); returns how to deliver its outcome once the transaction
         /// committed. It throws only what must fail the whole group (the database failed).
-        var run: @Sendable (any StorageTransaction, inout StoredLayer) async throws -> @Sendable () -> Void
+        var run: @Sendable (any StorageTransaction, inout GroupCommit) async throws -> @Sendable () -> Void
         /// Delivers the transaction's failure instead.
         var fail: @Sendable (any Error) -> Void
     }

@@ -59,6 +59,23 @@ public struct RecordRow: Sendable, Hashable {
     }
 }
 
+/// A client's last push applied on a layer, as a backend stores it for exactly-once pushes.
+public struct StoredPush: Sendable, Hashable {
+    /// The client, within its user.
+    public var client: ClientIdentity
+    /// The push id.
+    public var pushID: Int64
+    /// The layer's revision after the push.
+    public var revision: Int64
+
+    /// Creates the state of a push.
+    public init(client: ClientIdentity, pushID: Int64, revision: Int64) {
+        self.client = client
+        self.pushID = pushID
+        self.revision = revision
+    }
+}
+
 /// The primitives of one transaction of a ``StorageBackend``: plain reads and writes of rows,
 /// without decisions. Layer and document identity is always given in full; a primitive never
 /// creates what it was not asked to create.
@@ -148,6 +165,19 @@ public protocol StorageTransaction: Sendable {
     func setLastPushID(_ pushID: Int64, documentID: String, layer: String, client: ClientIdentity, revision: Int64)
         async throws
 
+    /// The last push ids applied for several clients on a layer (clients without one are absent).
+    /// The default asks for each client in turn.
+    func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
+        -> [ClientIdentity: Int64]
+
+    /// Ends the commits of a group transaction on a layer together: sets the layer's revision
+    /// (unless `nil`), stores each client's last push id, and announces the events to the other
+    /// nodes. The default calls ``setRevision(documentID:layer:to:)``,
+    /// ``setLastPushID(_:documentID:layer:client:revision:)`` and ``announce(_:)``.
+    func finishCommits(
+        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+    ) async throws
+
     // MARK: Attachments
 
     /// Stores an attachment of a document unless the document has one with that SHA-256.
@@ -189,6 +219,27 @@ extension StorageBackend {
 }
 
 extension StorageTransaction {
+    public func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
+        -> [ClientIdentity: Int64]
+    {
+        var found: [ClientIdentity: Int64] = [:]
+        for client in clients {
+            found[client] = try await lastPushID(documentID: documentID, layer: layer, client: client)
+        }
+        return found
+    }
+
+    public func finishCommits(
+        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+    ) async throws {
+        if let revision { try await setRevision(documentID: documentID, layer: layer, to: revision) }
+        for push in pushes {
+            try await setLastPushID(
+                push.pushID, documentID: documentID, layer: layer, client: push.client, revision: push.revision)
+        }
+        for event in events { try await announce(event) }
+    }
+
     public func documentAndLayer(documentID: String, name: String) async throws
         -> (document: StoredDocument?, layer: StoredLayer?)
     {

@@ -146,6 +146,53 @@ extension PostgresTransaction {
         )
     }
 
+    func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
+        -> [ClientIdentity: Int64]
+    {
+        guard !clients.isEmpty else { return [:] }
+        let rows = try await map(
+            """
+            SELECT user_scope, client_id, push_id FROM client_pushes
+            WHERE document_id = \(documentID) AND layer = \(layer) AND (user_scope, client_id) IN (
+                SELECT * FROM unnest(\(clients.map(\.userScope))::text[], \(clients.map(\.clientID))::text[]))
+            """,
+            "reading the last pushes of \(clients.count) clients on the layer '\(layer)' of the document '\(documentID)'"
+        ) { try $0.decode((String, String, Int64).self) }
+        let byKey = Dictionary(
+            rows.map { ("\($0.0)\u{0}\($0.1)", $0.2) }, uniquingKeysWith: { first, _ in first })
+        var found: [ClientIdentity: Int64] = [:]
+        for client in clients { found[client] = byKey["\(client.userScope)\u{0}\(client.clientID)"] }
+        return found
+    }
+
+    /// One statement: the revision, the push ids and the notifications of a group transaction.
+    func finishCommits(
+        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+    ) async throws {
+        let payloads = try events.flatMap { try PostgresBackend.payloads(.committed($0)) }
+        // Data-modifying WITH queries run once whether or not the main query reads them; pg_notify
+        // delivers at commit, in commit order, and not at all on rollback.
+        try await execute(
+            """
+            WITH revised AS (
+                UPDATE layers SET revision = \(revision)::bigint
+                WHERE document_id = \(documentID) AND name = \(layer) AND \(revision)::bigint IS NOT NULL
+                RETURNING 1
+            ), pushed AS (
+                INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+                SELECT \(documentID), \(layer), pushes.* FROM unnest(
+                    \(pushes.map(\.client.userScope))::text[], \(pushes.map(\.client.clientID))::text[],
+                    \(pushes.map(\.pushID))::bigint[], \(pushes.map(\.revision))::bigint[]) AS pushes
+                ON CONFLICT (document_id, layer, user_scope, client_id)
+                    DO UPDATE SET push_id = EXCLUDED.push_id, revision = EXCLUDED.revision
+                RETURNING 1
+            )
+            SELECT pg_notify(\(PostgresBackend.eventChannel), payload) FROM unnest(\(payloads)::text[]) AS payload
+            """,
+            "finishing the commits to the layer '\(layer)' of the document '\(documentID)'"
+        )
+    }
+
     static func record(from row: PostgresRow) throws -> StoredRecord {
         let (id, kind, revision, isDeleted, group, createdBy, updatedBy, pdfObjectID, content, updatedAt) =
             try row.decode((String, String, Int64, Bool, String?, String?, String?, Int?, Data, Double).self)
