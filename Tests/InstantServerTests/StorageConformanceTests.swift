@@ -184,13 +184,13 @@ struct StorageConformanceTests {
         let implicit = try await storage.layerCreatingIfNeeded(documentID: "d", name: "user-1")
         #expect(implicit.revision == 1)
         #expect(try await storage.records(documentID: "d", layer: "user-1", kind: nil).map(\.id) == ["12"])
-        // The document and a layer in one read; a layer used for the first time is created.
-        let (document, existing) = try await storage.documentAndLayer(documentID: "d", layer: "user-1")
-        #expect(document.id == "d")
+        // The page count and a layer in one read; a layer used for the first time is created.
+        let (pageCount, existing) = try await storage.pageCountAndLayer(documentID: "d", layer: "user-1")
+        #expect(pageCount == 1)
         #expect(existing == implicit)
-        #expect(try await storage.documentAndLayer(documentID: "d", layer: "user-2").layer.revision == 1)
+        #expect(try await storage.pageCountAndLayer(documentID: "d", layer: "user-2").layer.revision == 1)
         await #expect {
-            try await storage.documentAndLayer(documentID: "missing", layer: "")
+            try await storage.pageCountAndLayer(documentID: "missing", layer: "")
         } throws: { ($0 as? StorageError)?.code == .documentNotFound }
 
         // Layers are independent.

@@ -45,7 +45,8 @@ extension InstantAPI {
     ) async throws -> Response {
         let (_, documentID, layer) = try await authorizeClient(
             request, context, verifier: verifier, anyOf: ["download"])
-        let document = try await storage.documentAndLayer(documentID: documentID, layer: layer).document
+        let document = try await requireDocument(documentID)
+        try await requireLayer(documentID: documentID, name: layer)
         return try await exportedPDF(document, layer: layer, options: try Self.exportOptions(request))
     }
 

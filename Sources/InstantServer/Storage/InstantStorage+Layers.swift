@@ -39,20 +39,21 @@ extension InstantStorage {
     /// Returns the layer, creating it from the base records if it does not exist yet.
     /// - Throws: ``StorageError/Code/documentNotFound``.
     public func layerCreatingIfNeeded(documentID: String, name: String) async throws -> StoredLayer {
-        try await documentAndLayer(documentID: documentID, layer: name).layer
+        try await pageCountAndLayer(documentID: documentID, layer: name).layer
     }
 
-    /// The document and its layer, read together (one statement on PostgreSQL, where a client
-    /// request used to need two transactions); the layer is created from the base records if it does not exist yet.
+    /// The document's page count and its layer, read together (one statement on PostgreSQL, where
+    /// a client request used to need two transactions); the layer is created from the base records
+    /// if it does not exist yet.
     /// - Throws: ``StorageError/Code/documentNotFound``.
-    public func documentAndLayer(documentID: String, layer name: String) async throws
-        -> (document: StoredDocument, layer: StoredLayer)
+    public func pageCountAndLayer(documentID: String, layer name: String) async throws
+        -> (pageCount: Int, layer: StoredLayer)
     {
         let (found, existing) = try await backend.readStatement { transaction in
-            try await transaction.documentAndLayer(documentID: documentID, name: name)
+            try await transaction.pageCountAndLayer(documentID: documentID, name: name)
         }
-        guard let document = found else { throw Self.documentNotFound(documentID) }
-        if let existing { return (document, existing) }
+        guard let pageCount = found else { throw Self.documentNotFound(documentID) }
+        if let existing { return (pageCount, existing) }
         let now = clock()
         let layer = try await write { transaction in
             _ = try await Self.requireDocument(transaction, documentID)
@@ -64,7 +65,7 @@ extension InstantStorage {
             // Another writer created it first.
             return (try await Self.requireLayer(transaction, documentID: documentID, name: name), [])
         }
-        return (document, layer)
+        return (pageCount, layer)
     }
 
     /// Deletes a layer and its records. Returns whether it existed.

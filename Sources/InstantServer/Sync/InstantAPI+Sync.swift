@@ -16,7 +16,7 @@ extension InstantAPI {
             try await jsonBody(
                 request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size")),
             maxChanges: limits.maxChangesPerPush)
-        let (document, current) = try await storage.documentAndLayer(documentID: documentID, layer: layer)
+        let (pageCount, current) = try await storage.pageCountAndLayer(documentID: documentID, layer: layer)
 
         let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
             guard case .put(let content, _) = change.operation else { return nil }
@@ -26,7 +26,7 @@ extension InstantAPI {
         let planner = SyncPlanner(
             token: token,
             request: syncRequest,
-            pageCount: document.pageCount,
+            pageCount: pageCount,
             availableAttachments: attachments,
             maxRecordSize: limits.maxRecordSize,
             now: Date()

@@ -118,10 +118,10 @@ public protocol StorageTransaction: Sendable {
     /// so that commits to one layer follow each other even across server nodes.
     func layer(documentID: String, name: String, forUpdate: Bool) async throws -> StoredLayer?
 
-    /// The document row and its layer of that name (each `nil` when missing), read together: what a
-    /// client request looks up first. The default reads them one after the other.
-    func documentAndLayer(documentID: String, name: String) async throws
-        -> (document: StoredDocument?, layer: StoredLayer?)
+    /// The document's page count (`nil` without the document) and its layer of that name (`nil`
+    /// when missing), read together: what a client request looks up first. The default reads the
+    /// document and the layer one after the other.
+    func pageCountAndLayer(documentID: String, name: String) async throws -> (pageCount: Int?, layer: StoredLayer?)
 
     /// Inserts a layer row with the given revision. Returns `false` (and writes nothing) if the
     /// document already has a layer of that name.
@@ -240,10 +240,10 @@ extension StorageTransaction {
         for event in events { try await announce(event) }
     }
 
-    public func documentAndLayer(documentID: String, name: String) async throws
-        -> (document: StoredDocument?, layer: StoredLayer?)
+    public func pageCountAndLayer(documentID: String, name: String) async throws
+        -> (pageCount: Int?, layer: StoredLayer?)
     {
         guard let document = try await document(id: documentID) else { return (nil, nil) }
-        return (document, try await layer(documentID: documentID, name: name, forUpdate: false))
+        return (document.pageCount, try await layer(documentID: documentID, name: name, forUpdate: false))
     }
 }

@@ -229,10 +229,12 @@ public final class PostgresBackend: StorageBackend, Service {
         return try await withCheckedThrowingContinuation { continuation in
             pending.withLockedValue { $0 = continuation }
             let work = NIOLockedValueBox<Task<Void, Never>?>(nil)
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                // Cancelled: the operation ended first.
-                guard !Task.isCancelled else { return }
+            // A task scheduled on an event loop, cheap to start and to cancel (a sleeping task per
+            // transaction cost a dispatch timer each).
+            let (seconds, attoseconds) = timeout.components
+            let timer = PostgresClient.defaultEventLoopGroup.any().scheduleTask(
+                in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            ) {
                 finish(.success(nil))
                 work.withLockedValue { $0?.cancel() }
             }
@@ -243,7 +245,6 @@ public final class PostgresBackend: StorageBackend, Service {
                     } catch {
                         finish(.failure(error))
                     }
-                    // No timer is left sleeping for each finished operation.
                     timer.cancel()
                 }
             }

@@ -14,23 +14,18 @@ extension PostgresTransaction {
         ).first
     }
 
-    /// One statement: the document's columns, then the layer's revision (`NULL` without the layer).
-    func documentAndLayer(documentID: String, name: String) async throws
-        -> (document: StoredDocument?, layer: StoredLayer?)
-    {
+    /// One statement, which counts the pages without decoding them.
+    func pageCountAndLayer(documentID: String, name: String) async throws -> (pageCount: Int?, layer: StoredLayer?) {
         let found = try await map(
             """
-            SELECT \(unescaped: Self.documentColumns),
+            SELECT jsonb_array_length(pages),
                 (SELECT revision FROM layers WHERE document_id = documents.id AND name = \(name))
             FROM documents WHERE id = \(documentID)
             """,
             "reading the document '\(documentID)' and its layer '\(name)'"
-        ) { row in
-            let revision = try row.makeRandomAccess()[8].decode(Int64?.self)
-            return (try Self.document(from: row), revision)
-        }.first
-        guard let (document, revision) = found else { return (nil, nil) }
-        return (document, revision.map { StoredLayer(documentID: documentID, name: name, revision: $0) })
+        ) { try $0.decode((Int, Int64?).self) }.first
+        guard let (pageCount, revision) = found else { return (nil, nil) }
+        return (pageCount, revision.map { StoredLayer(documentID: documentID, name: name, revision: $0) })
     }
 
     func documents(_ query: DocumentQuery) async throws -> DocumentListing {
