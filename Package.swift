@@ -118,6 +118,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // A complete app on the SDK (README, "Using the SDK"), compiled with everything else and run
+        // against a live server by a test.
+        .executableTarget(name: "instant-notes", dependencies: ["Instant"], path: "Examples/instant-notes"),
         // Replays PDFs through the reader; with `--sanitize fuzzer -Xswiftc -DFUZZING`, the
         // libFuzzer target (Fuzz/README.md).
         .executableTarget(name: "instant-pdf-fuzz", dependencies: ["InstantJSON", "InstantPDF"]),

@@ -16,17 +16,17 @@ public final class ServeProcess: Sendable {
         self.baseURL = baseURL
     }
 
-    /// The `instant` executable beside the running one (the test runner or `instant-bench` of the
-    /// same build).
-    public static func executable() throws -> URL {
+    /// An executable of this package beside the running one (the test runner or `instant-bench` of
+    /// the same build): `instant` unless named.
+    public static func executable(named name: String = "instant") throws -> URL {
         let running = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = running.deletingLastPathComponent()
         // The test runner may sit inside a bundle directory (…/X.xctest/…).
         while directory.path.contains(".xctest") { directory.deleteLastPathComponent() }
-        let candidate = directory.appendingPathComponent("instant")
+        let candidate = directory.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
             throw ChildProcess.Failure(
-                "Build the instant executable first (swift build --product instant); looked at \(candidate.path).")
+                "Build the \(name) executable first (swift build --product \(name)); looked at \(candidate.path).")
         }
         return candidate
     }

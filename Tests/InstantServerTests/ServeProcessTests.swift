@@ -186,6 +186,49 @@ struct ServeProcessTests {
         #expect(ids == ["offline-1"])
     }
 
+    /// The example app of the README (Examples/instant-notes, `import Instant` alone) against a live
+    /// server: downloads, adds a note, syncs; a second launch opens the local copy and
+    /// reauthenticates (tokens are not stored).
+    @Test func theExampleAppAddsANoteAndSyncsIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await Self.storeDocument(in: directory.url)
+        let server = try await ServeProcess.start(dataDirectory: directory.url)
+        defer { server.process.terminate() }
+        let (_, tokenOutput) = try await Self.run([
+            "token", "--document", "doc", "--user", "ann", "--data-dir", directory.url.path,
+        ])
+        let jwt = try #require(tokenOutput.split(separator: "\n").last.map(String.init))
+        let example = try ServeProcess.executable(named: "instant-notes").path
+        let appData = directory.url.appendingPathComponent("app").path
+        let arguments = [server.baseURL.absoluteString, jwt, appData]
+
+        let (status, output) = try await ChildProcess.run(
+            example, arguments + ["Hello from the example"], includingErrors: true)
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("downloaded document doc"), "\(output)")
+        #expect(output.contains("1 notes, state clean"), "\(output)")
+        #expect(output.contains("- Hello from the example"), "\(output)")
+
+        let (again, secondOutput) = try await ChildProcess.run(example, arguments, includingErrors: true)
+        #expect(again == 0, "\(secondOutput)")
+        #expect(!secondOutput.contains("downloaded"), "the second launch opens the local copy")
+        #expect(secondOutput.contains("1 notes, state clean"), "\(secondOutput)")
+
+        let credentials = try #require(DevelopmentCredentials.load(from: directory.url))
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("api/documents/doc/annotations"))
+        request.setValue("Token token=\"\(credentials.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        let annotations = try JSONValue(parsing: data)["data"]?["annotations"]?.arrayValue ?? []
+        #expect(annotations.count == 1)
+        #expect(annotations.first?["content"]?["text"]?["value"]?.stringValue == "Hello from the example")
+        #expect(annotations.first?["createdBy"]?.stringValue == "ann")
+
+        let (usage, usageOutput) = try await ChildProcess.run(example, [], includingErrors: true)
+        #expect(usage == 64)
+        #expect(usageOutput.contains("usage: instant-notes"))
+    }
+
     @Test func importExportAndTokenCommands() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
