@@ -25,6 +25,12 @@ struct ClientLimitOptions: ParsableArguments {
     var maxListenersPerLayer: Int?
 
     @Option(
+        help: ArgumentHelp(
+            "The largest change message of one commit on a listening WebSocket, in bytes (default 256 KiB); "
+                + "larger commits are announced by revision only. Env: MAX_CHANGE_MESSAGE_SIZE."))
+    var maxChangeMessageSize: Int?
+
+    @Option(
         help: "The shortest time between presence messages of a layer, in seconds (default 1). Env: PRESENCE_INTERVAL.")
     var presenceInterval: Double?
 
@@ -51,6 +57,10 @@ struct ClientLimitOptions: ParsableArguments {
             (
                 \.listening.maximumListenersPerLayer, maxListenersPerLayer, "--max-listeners-per-layer",
                 "MAX_LISTENERS_PER_LAYER"
+            ),
+            (
+                \.listening.maximumChangeMessageSize, maxChangeMessageSize, "--max-change-message-size",
+                "MAX_CHANGE_MESSAGE_SIZE"
             ),
         ]
         for (field, flag, flagName, variable) in counts {

@@ -480,6 +480,62 @@ struct StorageConformanceTests {
         #expect(try await storage.layer(documentID: "d", name: "")?.revision == 32)
     }
 
+    /// A storage with a recorder of what it reports, and the document "d" (reported too).
+    static func observedDocument(_ kind: StorageKind) async throws -> (StorageFixture, EventRecorder) {
+        let fixture = try await StorageFixture(kind)
+        let heard = EventRecorder()
+        fixture.storage.addObserver(heard)
+        do {
+            try await fixture.storage.createDocument(
+                Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        } catch {
+            fixture.remove()
+            throw error
+        }
+        return (fixture, heard)
+    }
+
+    /// Observers get what each commit wrote, from the commit itself: every record as last written,
+    /// by id, with the revision before and after; the commits of one group transaction each with
+    /// their own revision, in order.
+    @Test(arguments: StorageKind.available)
+    func observersGetTheRecordsOfEachCommit(_ kind: StorageKind) async throws {
+        let (fixture, heard) = try await Self.observedDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        let written = try await storage.apply(
+            [.put(Self.annotation("B")), .put(Self.annotation("A")), .put(Self.annotation("B", note: "again"))],
+            documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        #expect(written.applied.count == 3, "B twice in the commit")
+        _ = try await storage.apply(
+            [.delete(id: "missing")], documentID: "d", layer: "", onConditionFailure: .skipChange)
+        let first = try #require(heard.changes.first?.first)
+        #expect(heard.changes.count == 1, "a commit that changed nothing has no change set")
+        #expect((first.documentID, first.layer, first.since, first.revision) == ("d", "", 0, 1))
+        #expect(first.records.map(\.id) == ["A", "B"])
+        let stored = try await storage.changes(documentID: "d", layer: "", since: 0).records
+        #expect(first.records.map(\.content) == stored.map(\.content), "as stored: B as it was last written")
+        #expect(first.records.allSatisfy { $0.revision == 1 && !$0.isDeleted })
+
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    _ = try? await storage.apply(
+                        [.put(Self.annotation("R\(index)")), .delete(id: "A")], documentID: "d", layer: "",
+                        onConditionFailure: .skipChange)
+                }
+            }
+        }
+        let grouped = heard.changes.dropFirst()
+        #expect(grouped.contains { $0.count > 1 }, "commits that arrive together share a transaction")
+        let sets = grouped.flatMap { $0 }
+        #expect(sets.map(\.since) == Array(1...20))
+        #expect(sets.map(\.revision) == Array(2...21))
+        // The first commit of the twenty deleted A; the others wrote their own record only.
+        #expect(sets.first?.records.filter { $0.id == "A" }.map(\.isDeleted) == [true])
+        #expect(sets.dropFirst().allSatisfy { $0.records.count == 1 && $0.records[0].revision == $0.revision })
+    }
+
     static func comment(_ id: String, root: String) -> RecordWrite {
         RecordWrite(
             id: id, kind: .comment,
@@ -536,12 +592,9 @@ struct StorageConformanceTests {
     /// changed nothing.
     @Test(arguments: StorageKind.available)
     func observersHearOfCommittedChanges(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let (fixture, heard) = try await Self.observedDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        let heard = EventRecorder()
-        storage.addObserver(heard)
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         _ = try await storage.apply(
             [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
         _ = try await storage.apply(
@@ -566,9 +619,13 @@ struct StorageConformanceTests {
     }
 }
 
-/// Keeps the events a storage reports, in order.
+/// Keeps the events and the change sets a storage reports, in order.
 final class EventRecorder: StorageObserver {
     private let recorded = Mutex<[StorageEvent]>([])
+    private let recordedChanges = Mutex<[[LayerChangeSet]]>([])
     var events: [StorageEvent] { recorded.withLock { $0 } }
+    /// The change sets of each transaction that wrote records.
+    var changes: [[LayerChangeSet]] { recordedChanges.withLock { $0 } }
+    func recordsCommitted(_ changes: [LayerChangeSet]) async { recordedChanges.withLock { $0.append(changes) } }
     func storageCommitted(_ events: [StorageEvent]) async { recorded.withLock { $0 += events } }
 }

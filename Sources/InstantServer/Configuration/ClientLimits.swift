@@ -47,15 +47,22 @@ public struct ListeningLimits: Sendable {
     /// The shortest time between two presence messages of a layer (default 1 s,
     /// `--presence-interval`): clients joining and leaving in a burst make one message.
     public var presenceInterval: Duration
+    /// The largest change message a listening WebSocket that asked for records
+    /// (`changes=records`) is sent for one commit, in bytes of JSON (default 256 KiB,
+    /// `--max-change-message-size`). A commit whose records take more is announced by a plain
+    /// `{"revision": M}`, and the clients pull it.
+    public var maximumChangeMessageSize: Int
 
     /// Creates listening limits; the defaults are the documented ones.
     public init(
         maximumListenersPerToken: Int = 16,
         maximumListenersPerLayer: Int = 1_000,
-        presenceInterval: Duration = .seconds(1)
+        presenceInterval: Duration = .seconds(1),
+        maximumChangeMessageSize: Int = 256 * 1024
     ) {
         self.maximumListenersPerToken = maximumListenersPerToken
         self.maximumListenersPerLayer = maximumListenersPerLayer
         self.presenceInterval = presenceInterval
+        self.maximumChangeMessageSize = maximumChangeMessageSize
     }
 }

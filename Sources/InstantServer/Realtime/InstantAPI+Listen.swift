@@ -23,6 +23,19 @@ extension InstantAPI {
         return value
     }
 
+    /// Whether a listen request asked for the records of each commit (`changes=records`) rather
+    /// than only its revision (no `changes`).
+    private func receivesRecordsParameter(_ request: Request) throws(APIError) -> Bool {
+        switch request.uri.queryParameters["changes"] {
+        case nil: return false
+        case "records": return true
+        case let other?:
+            throw .badRequest(
+                "changes: '\(other)' is not a kind of change message; use changes=records for the records of "
+                    + "each commit on the WebSocket, or leave it out for revisions only.")
+        }
+    }
+
     /// `GET /i/d/{documentID}[/l/{layer}]/listen?since=N` without a WebSocket upgrade: a long-poll
     /// that answers `{"revision": M}` as soon as the layer's revision exceeds `since`, or with the
     /// current revision after ``InstantServerConfiguration/longPollTimeout``.
@@ -32,6 +45,8 @@ extension InstantAPI {
         let (token, documentID, layerName) = try await authorizeClient(
             request, context, verifier: verifier, anyOf: ["read-document"])
         let since = try sinceParameter(request)
+        // A long-poll answers with the revision either way; a bad value is refused all the same.
+        _ = try receivesRecordsParameter(request)
         _ = try await requireDocument(documentID)
         let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
         let (listener, wakeUps): (UUID, AsyncStream<Void>)
@@ -128,6 +143,7 @@ extension InstantAPI {
             let layerName = names.layer.isEmpty ? "" : try? Self.pathIdentifier(names.layer, what: "layer name"),
             layerName.isEmpty || (try? Identifiers.validateLayerName(layerName)) != nil,
             let since = try? sinceParameter(request),
+            let receivesRecords = try? receivesRecordsParameter(request),
             let token = try? await authorizeClient(
                 request, documentID: documentID, layer: layerName, verifier: verifier, anyOf: ["read-document"])
         else { return nil }
@@ -135,23 +151,28 @@ extension InstantAPI {
         guard (try? await storage.document(id: documentID)) != nil,
             await events.admissionProblem(on: layer, token: token) == nil
         else { return nil }
-        return ListeningSession(token: token, layer: layer, since: since)
+        return ListeningSession(token: token, layer: layer, since: since, receivesRecords: receivesRecords)
     }
 
     /// A listening WebSocket: `{"revision": M}` whenever the layer passes what the client has seen
-    /// (coalesced), `{"presence": [{"userId", "connections"}]}` whenever the set of listening users
+    /// (coalesced) or, for a session that receives records, `{"revision": M, "since": L, "records":
+    /// [...]}` for each commit this node has the change message of, from the client's revision on
+    /// (``ChangeMessage``); `{"presence": [{"userId", "connections"}]}` whenever the set of listening users
     /// changes (at most once per ``ListeningLimits/presenceInterval``); closed with a reason when
     /// the token expires or is revoked. (When the server shuts down, the WebSocket layer closes it.)
     func listenWebSocket(
         _ session: ListeningSession, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
     ) async throws {
-        let (token, since, layer) = (session.token, session.since, session.layer)
+        let (token, since, layer, receivesRecords) = (
+            session.token, session.since, session.layer, session.receivesRecords
+        )
         let (documentID, layerName) = (layer.documentID, layer.name)
         let events = self.events
         let storage = self.storage
         let (listener, wakeUps): (UUID, AsyncStream<Void>)
         do {
-            (listener, wakeUps) = try await events.listen(on: layer, token: token, isVisible: true)
+            (listener, wakeUps) = try await events.listen(
+                on: layer, token: token, isVisible: true, recordsAfter: receivesRecords ? since : nil)
         } catch {
             // Another connection took the last place between the upgrade and now.
             try? await outbound.close(.policyViolation, reason: error.reason)
@@ -179,7 +200,15 @@ extension InstantAPI {
                 func send(_ message: JSONValue) async throws {
                     try await outbound.writeTextMessage(message.serializedString())
                 }
+                func state() async -> LayerEvents.State {
+                    await events.state(of: layer, listener: listener, changesAfter: receivesRecords ? seen : nil)
+                }
                 func catchUp(_ state: LayerEvents.State, stored: Int64?) async throws {
+                    for message in state.changes {
+                        guard let text = message.text(for: token) else { break }
+                        try await Self.writeText(text, to: outbound)
+                        seen = message.revision
+                    }
                     let revision = max(state.revision ?? -1, stored ?? -1)
                     if revision > seen {
                         seen = revision
@@ -198,9 +227,9 @@ extension InstantAPI {
                 }
                 do {
                     let stored = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layerName)
-                    try await catchUp(await events.state(of: layer, listener: listener), stored: stored.revision)
+                    try await catchUp(await state(), stored: stored.revision)
                     for await _ in wakeUps {
-                        let state = await events.state(of: layer, listener: listener)
+                        let state = await state()
                         if state.isRevoked { return (.policyViolation, "The token was revoked; get a new token.") }
                         try await catchUp(state, stored: nil)
                     }
@@ -215,5 +244,20 @@ extension InstantAPI {
         if let (code, reason) = closing {
             try? await outbound.close(code, reason: reason)
         }
+    }
+
+    /// The largest frame of a message on the listening WebSocket: a longer message goes out in
+    /// several frames, which WebSocket clients put together again.
+    static let listeningFrameSize = 16_384
+
+    /// Sends a text message that is already UTF-8, in frames of at most ``listeningFrameSize``.
+    private static func writeText(_ text: ByteBuffer, to outbound: WebSocketOutboundWriter) async throws {
+        var rest = text
+        var opcode = WebSocketOpcode.text
+        while rest.readableBytes > listeningFrameSize, let frame = rest.readSlice(length: listeningFrameSize) {
+            try await outbound.write(.custom(WebSocketFrame(fin: false, opcode: opcode, data: frame)))
+            opcode = .continuation
+        }
+        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: opcode, data: rest)))
     }
 }

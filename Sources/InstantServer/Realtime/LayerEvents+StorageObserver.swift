@@ -1,4 +1,14 @@
 extension LayerEvents: StorageObserver {
+    /// Encodes what each commit wrote once, for every listener that receives records (outside the
+    /// actor), then keeps the messages and wakes the listeners.
+    public nonisolated func recordsCommitted(_ changes: [LayerChangeSet]) async {
+        let maximumSize = limits.maximumChangeMessageSize
+        await recordsCommitted(
+            changes.map {
+                (Layer(documentID: $0.documentID, name: $0.layer), ChangeMessage($0, maximumSize: maximumSize))
+            })
+    }
+
     /// Wakes the listeners of what a committed transaction changed.
     public func storageCommitted(_ events: [StorageEvent]) {
         for event in events {

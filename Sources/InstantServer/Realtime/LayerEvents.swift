@@ -4,10 +4,14 @@ import Foundation
 /// keeps the list of users listening on each layer (presence), cuts off revoked tokens and holds
 /// every listener within the limits of ``ListeningLimits``.
 ///
-/// Listeners are woken, never sent data: a listener reads ``LayerEvents/state(of:listener:)`` when
-/// woken, so any number of changes between two wake-ups coalesce into one. Presence changes are
-/// published at most once per ``ListeningLimits/presenceInterval`` per layer, so clients joining
-/// and leaving in a burst cost each listener one message, not one per change.
+/// Listeners are woken, not sent messages: a listener reads
+/// ``LayerEvents/state(of:listener:changesAfter:)`` when woken, so any number of changes between two
+/// wake-ups coalesce into one. For listeners that asked for records, the events keep the change
+/// messages of the layer's recent commits made on this node (each encoded once, ``ChangeMessage``)
+/// until every such listener is past them, and a listener reads those after its revision with its
+/// state. Presence changes are published at most once per ``ListeningLimits/presenceInterval`` per
+/// layer, so clients joining and leaving in a burst cost each listener one message, not one per
+/// change.
 ///
 /// On several server nodes sharing one database, the storage reports this node's commits and the
 /// ``NodeRelay`` those of the other nodes; presence lists the listeners of every node: this node
@@ -37,7 +41,7 @@ public actor LayerEvents {
     }
 
     /// What a listener sees when woken.
-    public struct State: Sendable, Equatable {
+    public struct State: Sendable {
         /// The newest revision known to this process, or `nil` if none was reported yet.
         public var revision: Int64?
         /// The users listening on the layer, by user id (`nil`, anonymous, first).
@@ -46,6 +50,9 @@ public actor LayerEvents {
         public var presenceVersion: Int
         /// Whether the listener's token was revoked.
         public var isRevoked: Bool
+        /// The change messages of the commits after the revision the listener asked from, in order,
+        /// as far as this node has them one after the other (none when it has not the first).
+        var changes: [ChangeMessage] = []
     }
 
     /// Why a listener was not admitted.
@@ -64,6 +71,8 @@ public actor LayerEvents {
         var tokenID: String?
         var wake: AsyncStream<Void>.Continuation
         var isRevoked = false
+        /// The revision the listener last read changes after, when it receives records.
+        var recordsSeen: Int64?
     }
 
     private struct PublishedPresence {
@@ -81,7 +90,7 @@ public actor LayerEvents {
         var expiresAt: ContinuousClock.Instant
     }
 
-    private let limits: ListeningLimits
+    let limits: ListeningLimits
     private var nodePresence: [Layer: [String: NodePresence]] = [:]
     private let localPresenceContinuation: AsyncStream<(Layer, [Presence])>.Continuation
     /// This node's own users of a layer, each time they change (an empty list when the layer's last
@@ -92,6 +101,7 @@ public actor LayerEvents {
     private var listenersByLayer: [Layer: Set<UUID>] = [:]
     private var listenerCountByToken: [String: Int] = [:]
     private var presence: [Layer: PublishedPresence] = [:]
+    private var changeLogs: [Layer: ChangeLog] = [:]
 
     /// Creates the events of one server process.
     public init(limits: ListeningLimits = ListeningLimits()) {
@@ -106,10 +116,24 @@ public actor LayerEvents {
         wakeAll(on: layer)
     }
 
-    /// Reports that a layer was deleted (or its document): its revision is forgotten and its
-    /// listeners wake up.
+    /// Reports what commits made on this node wrote: each commit's change message is kept for the
+    /// layer's listeners that receive records, and the listeners wake up.
+    func recordsCommitted(_ messages: [(Layer, ChangeMessage)]) {
+        for (layer, message) in messages {
+            guard let listening = listenersByLayer[layer] else { continue }
+            let seen = listening.compactMap { listeners[$0]?.recordsSeen }
+            guard let oldest = seen.min() else { continue }
+            changeLogs[layer, default: ChangeLog()].append(
+                message, after: oldest, maximumBytes: ChangeLog.retainedMessageSizes * limits.maximumChangeMessageSize)
+        }
+        for (layer, message) in messages { revisionChanged(layer, to: message.revision) }
+    }
+
+    /// Reports that a layer was deleted (or its document): its revision and recent changes are
+    /// forgotten and its listeners wake up.
     public func layerRemoved(_ layer: Layer) {
         revisions[layer] = nil
+        changeLogs[layer] = nil
         wakeAll(on: layer)
     }
 
@@ -146,18 +170,20 @@ public actor LayerEvents {
     ///     revoked, and it counts against ``ListeningLimits/maximumListenersPerToken``.
     ///   - isVisible: Whether the listener shows in the presence list (WebSockets do, long-polls
     ///     do not).
-    /// - Returns: The listener's id (for ``state(of:listener:)`` and ``stopListening(_:)``) and the
+    ///   - since: For a listener that receives records, the revision it has: the change messages
+    ///     after it are kept for it.
+    /// - Returns: The listener's id (for ``state(of:listener:changesAfter:)`` and ``stopListening(_:)``) and the
     ///   wake-ups, coalesced: however many events happen while the listener is busy, it wakes once.
     /// - Throws: ``Refusal`` when the token or the layer has as many listeners as allowed.
-    public func listen(on layer: Layer, token: ClientToken, isVisible: Bool) throws(Refusal) -> (
-        id: UUID, wakeUps: AsyncStream<Void>
-    ) {
+    public func listen(on layer: Layer, token: ClientToken, isVisible: Bool, recordsAfter since: Int64? = nil)
+        throws(Refusal) -> (id: UUID, wakeUps: AsyncStream<Void>)
+    {
         if let refusal = admissionProblem(on: layer, token: token) { throw refusal }
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = UUID()
         listeners[id] = Listener(
             layer: layer, isVisible: isVisible, userID: token.userID, tokenKey: token.key, tokenID: token.tokenID,
-            wake: continuation)
+            wake: continuation, recordsSeen: since)
         listenersByLayer[layer, default: []].insert(id)
         listenerCountByToken[token.key, default: 0] += 1
         if isVisible { presenceChanged(on: layer) }
@@ -171,6 +197,9 @@ public actor LayerEvents {
         listenersByLayer[listener.layer]?.remove(id)
         let remaining = (listenerCountByToken[listener.tokenKey] ?? 1) - 1
         listenerCountByToken[listener.tokenKey] = remaining > 0 ? remaining : nil
+        if !(listenersByLayer[listener.layer] ?? []).contains(where: { listeners[$0]?.recordsSeen != nil }) {
+            changeLogs[listener.layer] = nil
+        }
         if listenersByLayer[listener.layer]?.isEmpty == true {
             listenersByLayer[listener.layer] = nil
             if presence.removeValue(forKey: listener.layer)?.localEntries.isEmpty == false {
@@ -181,14 +210,21 @@ public actor LayerEvents {
         }
     }
 
-    /// What a listener should know now.
-    public func state(of layer: Layer, listener id: UUID) -> State {
+    /// What a listener should know now; with `seen`, the revision a listener that receives records
+    /// has, the change messages after it too.
+    public func state(of layer: Layer, listener id: UUID, changesAfter seen: Int64? = nil) -> State {
         let current = presence[layer]
+        var changes: [ChangeMessage] = []
+        if let seen {
+            listeners[id]?.recordsSeen = seen
+            changes = changeLogs[layer]?.messages(after: seen) ?? []
+        }
         return State(
             revision: revisions[layer],
             presence: current?.entries ?? [],
             presenceVersion: current?.version ?? 0,
-            isRevoked: listeners[id]?.isRevoked ?? false
+            isRevoked: listeners[id]?.isRevoked ?? false,
+            changes: changes
         )
     }
 

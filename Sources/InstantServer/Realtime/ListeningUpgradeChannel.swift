@@ -19,6 +19,8 @@ struct ListeningSession: Sendable {
     var layer: LayerEvents.Layer
     /// The revision the client has (`since`).
     var since: Int64
+    /// Whether the client asked for the records of each commit (`changes=records`).
+    var receivesRecords: Bool
 }
 
 /// The server's HTTP/1.1 connections with the upgrade of `.../listen` to a listening WebSocket.

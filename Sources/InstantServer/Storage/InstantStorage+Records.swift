@@ -154,7 +154,7 @@ extension InstantStorage {
     /// revision, the push ids and the announcement written at once; after the commit the observers
     /// and each commit's caller.
     private func commitGroup(_ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job]) async throws {
-        let (events, deliveries) = try await backend.write { transaction in
+        let (events, changes, deliveries) = try await backend.write { transaction in
             let layer = try await Self.requireLayer(
                 transaction, documentID: key.documentID, name: key.layer, forUpdate: true)
             let clients = Array(Set(jobs.compactMap { $0.push?.client }))
@@ -172,17 +172,25 @@ extension InstantStorage {
             try await transaction.finishCommits(
                 documentID: key.documentID, layer: key.layer, revision: revised,
                 pushes: group.pushes, announcing: events)
-            return (events, deliveries)
+            return (events, group.changes, deliveries)
         }
-        await report(events)
+        await report(events, changes: changes)
         for deliver in deliveries { deliver() }
+    }
+
+    /// The records a commit wrote, each as it was last written in the commit, ordered by id (as
+    /// sync answers order the records of one revision).
+    static func lastWrites(_ applied: [StoredRecord]) -> [StoredRecord] {
+        var last: [String: StoredRecord] = [:]
+        for record in applied { last[record.id] = record }
+        return last.values.sorted { $0.id < $1.id }
     }
 
     /// One commit inside a group transaction, on the layer as the commits before it left it:
     /// 1. exactly once: a push the client sent before changes nothing again;
     /// 2. the decision, against the records as they are now;
     /// 3. the changes, with the rules every writer shares (``commit(_:to:in:onConditionFailure:now:known:)``);
-    /// 4. the push id and revision kept for the group's end.
+    /// 4. the push id, revision and what the commit wrote kept for the group's end.
     private static func commit<Outcome: Sendable>(
         in transaction: any StorageTransaction,
         group: inout GroupCommit,
@@ -215,6 +223,12 @@ extension InstantStorage {
         let result = try await commit(
             decision.changes, to: layer, in: transaction, onConditionFailure: onConditionFailure, now: now,
             known: before.remembered)
+        if result.revision > layer.revision {
+            group.changes.append(
+                LayerChangeSet(
+                    documentID: layer.documentID, layer: layer.name, since: layer.revision, revision: result.revision,
+                    records: lastWrites(result.applied)))
+        }
         group.layer.revision = result.revision
         if let push { group.record(push, revision: result.revision) }
         return (result, decision.outcome)
@@ -428,10 +442,12 @@ struct RememberedRecords: Sendable {
 
 /// What the commits of one group transaction share: the layer as they left it, and the clients'
 /// last push ids, read once for the group and then as its commits apply pushes, which the group
-/// stores at its end.
+/// stores at its end; and what each commit wrote, for the observers once the group committed.
 struct GroupCommit: Sendable {
     var layer: StoredLayer
     var lastPushIDs: [ClientIdentity: Int64]
+    /// What each commit that changed the layer wrote, in order.
+    var changes: [LayerChangeSet] = []
     /// The push state to store at the end, one per client.
     private(set) var pushes: [StoredPush] = []
 

@@ -65,10 +65,14 @@ public final class InstantStorage: Sendable {
         return value
     }
 
-    /// Tells the observers what a committed transaction changed.
-    func report(_ events: [StorageEvent]) async {
+    /// Tells the observers what a committed transaction changed: the records its commits wrote,
+    /// then its events.
+    func report(_ events: [StorageEvent], changes: [LayerChangeSet] = []) async {
         guard !events.isEmpty else { return }
-        for observer in observers.withLock({ $0 }) { await observer.storageCommitted(events) }
+        for observer in observers.withLock({ $0 }) {
+            if !changes.isEmpty { await observer.recordsCommitted(changes) }
+            await observer.storageCommitted(events)
+        }
     }
 
     // MARK: Looking things up inside a transaction

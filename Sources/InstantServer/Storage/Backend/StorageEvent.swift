@@ -1,5 +1,5 @@
-/// A committed change that listeners care about. Events only name what changed; the records
-/// themselves are read from storage.
+/// A committed change that listeners care about. Events only name what changed; the records a
+/// commit wrote come with it as a ``LayerChangeSet``, to the observers of the node that made it.
 public enum StorageEvent: Sendable, Hashable {
     /// A layer reached a new revision (records changed, or the layer was created).
     case revisionChanged(documentID: String, layer: String, revision: Int64)
@@ -9,9 +9,36 @@ public enum StorageEvent: Sendable, Hashable {
     case tokensRevoked([String])
 }
 
+/// What one commit wrote to a layer: the records as stored, each carrying the commit's revision.
+public struct LayerChangeSet: Sendable, Hashable {
+    /// The document of the layer.
+    public var documentID: String
+    /// The layer's name.
+    public var layer: String
+    /// The layer's revision before the commit.
+    public var since: Int64
+    /// The revision the commit took (`since + 1`).
+    public var revision: Int64
+    /// Every record the commit wrote (tombstones for deletions), as it was last written, by id.
+    public var records: [StoredRecord]
+
+    /// Creates a change set.
+    public init(documentID: String, layer: String, since: Int64, revision: Int64, records: [StoredRecord]) {
+        self.documentID = documentID
+        self.layer = layer
+        self.since = since
+        self.revision = revision
+        self.records = records
+    }
+}
+
 /// Receives the events of every transaction that ``InstantStorage`` committed, after the commit, in
 /// the order of the commits made through one storage.
 public protocol StorageObserver: Sendable {
+    /// Called after a transaction that wrote records committed, with what each of its commits
+    /// wrote, in the order of their revisions; ``storageCommitted(_:)`` follows with its events.
+    func recordsCommitted(_ changes: [LayerChangeSet]) async
+
     /// Called after a transaction with these events committed.
     func storageCommitted(_ events: [StorageEvent]) async
 }

@@ -1,0 +1,71 @@
+import Foundation
+import NIOCore
+
+/// The message of one commit on the listening WebSockets that asked for records
+/// (`{"revision": M, "since": L, "records": [...]}`, docs/PROTOCOL.md), encoded once for all of
+/// them: every record's JSON is written once, and a listener whose collaboration permissions hide
+/// some of the records gets a copy with tombstones in their place.
+struct ChangeMessage: Sendable {
+    /// The layer's revision before the commit: the message is for listeners at this revision.
+    let since: Int64
+    /// The revision the commit took.
+    let revision: Int64
+    /// The message for a listener that may view every record, or `nil` when it would be larger than
+    /// the limit it was encoded with (the listeners get `{"revision": M}` and pull instead).
+    let text: ByteBuffer?
+    /// The records without their content (what permissions and tombstones need), with where each
+    /// one's JSON is in ``text``.
+    private let records: [(record: StoredRecord, bytes: Range<Int>)]
+
+    /// Encodes what a commit wrote; over `maximumSize` bytes, only its revisions are kept.
+    init(_ changes: LayerChangeSet, maximumSize: Int) {
+        since = changes.since
+        revision = changes.revision
+        var text = ByteBuffer()
+        Self.writeStart(of: changes.revision, since: changes.since, into: &text)
+        var records: [(record: StoredRecord, bytes: Range<Int>)] = []
+        records.reserveCapacity(changes.records.count)
+        for record in changes.records {
+            if !records.isEmpty { text.writeInteger(UInt8(ascii: ",")) }
+            let start = text.writerIndex
+            record.writeSyncJSON(into: &text)
+            var bare = record
+            bare.content = Data()
+            records.append((bare, start..<text.writerIndex))
+            if text.readableBytes > maximumSize { break }
+        }
+        text.writeString("]}")
+        if text.readableBytes > maximumSize {
+            self.text = nil
+            self.records = []
+        } else {
+            self.text = text
+            self.records = records
+        }
+    }
+
+    /// The message as the token's user may see it (records it may not view as tombstones), or `nil`
+    /// when the commit was too large to send.
+    func text(for token: ClientToken) -> ByteBuffer? {
+        guard let text, token.collaborationPermissions != nil else { return text }
+        let shown = records.map { InstantAPI.visible($0.record, to: token) }
+        guard zip(shown, records).contains(where: { $0.isDeleted != $1.record.isDeleted }) else { return text }
+        var copy = ByteBuffer()
+        Self.writeStart(of: revision, since: since, into: &copy)
+        for (index, (visible, original)) in zip(shown, records).enumerated() {
+            if index > 0 { copy.writeInteger(UInt8(ascii: ",")) }
+            if visible.isDeleted != original.record.isDeleted {
+                visible.writeSyncJSON(into: &copy)
+            } else {
+                copy.writeImmutableBuffer(text.getSlice(at: original.bytes.lowerBound, length: original.bytes.count)!)
+            }
+        }
+        copy.writeString("]}")
+        return copy
+    }
+
+    /// `{"revision":M,"since":L,"records":[`
+    private static func writeStart(of revision: Int64, since: Int64, into buffer: inout ByteBuffer) {
+        buffer.writeString(#"{"revision":\#(revision),"since":\#(since),"records":["#)
+    }
+}
