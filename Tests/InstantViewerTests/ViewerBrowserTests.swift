@@ -429,6 +429,53 @@ struct ViewerBrowserTests {
         await fixture.finish()
     }
 
+    @Test func aChangeReachesTheOtherWindowOnItsWebSocketWithoutASyncRequest() async throws {
+        let fixture = try await ViewerFixture.start()
+        do {
+            let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 15))
+            let browser = fixture.browser
+            let writer = try await browser.currentWindow()
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
+            let reader = try await browser.newWindow()
+            try await browser.switchTo(window: reader)
+            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "bob"), zoom: 1)
+            // Listening (bob is in presence) and done with the sync that follows the socket's opening.
+            #expect(
+                try await browser.waitUntil(
+                    script: """
+                        return ['alice', 'bob'].every((user) => document.querySelector('#presence [data-user-id="' + user + '"]'))
+                          && document.body.dataset.syncState === 'clean'
+                        """))
+            try await browser.execute(
+                """
+                window.__syncRequests = 0;
+                const original = window.fetch;
+                window.fetch = (input, init) => {
+                  if (String(input).endsWith('/sync')) window.__syncRequests += 1;
+                  return original(input, init);
+                };
+                """)
+
+            try await browser.switchTo(window: writer)
+            try await fixture.chooseTool("rectangle")
+            try await fixture.drawStroke(through: [(100, 100), (200, 180)])
+            let id = try await fixture.newRecordID(type: "pspdfkit/shape/rectangle")
+
+            try await browser.switchTo(window: reader)
+            #expect(
+                try await browser.waitUntil(
+                    30, script: "return !!document.querySelector('[data-record-id=\"' + arguments[0] + '\"]')",
+                    [.string(id)]), "the rectangle never reached the other window")
+            #expect(
+                try await browser.execute("return window.__syncRequests") == 0,
+                "the other window made a sync request: the change did not come on its WebSocket")
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
+
     @Test func aPushWhoseAnswerIsLostIsSentAgainWithItsPushIDAndAppliedOnce() async throws {
         let fixture = try await ViewerFixture.start()
         do {

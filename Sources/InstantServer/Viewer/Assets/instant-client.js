@@ -577,6 +577,8 @@ export class InstantClient extends EventTarget {
     const url = this.url('listen');
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     url.searchParams.set('since', String(this.#baseRevision));
+    // The records of each commit on the socket, so that a change needs no request.
+    url.searchParams.set('changes', 'records');
     url.searchParams.set('jwt', this.#jwt);
     let opened = false;
     const socket = new WebSocket(url);
@@ -613,13 +615,31 @@ export class InstantClient extends EventTarget {
     } catch {
       return;
     }
-    if (typeof message?.revision === 'number' && message.revision > this.#baseRevision) this.sync();
+    if (typeof message?.revision === 'number' && message.revision > this.#baseRevision) this.#changed(message);
     if (Array.isArray(message?.presence)) {
       this.#presence = message.presence
         .filter((entry) => entry && (typeof entry.userId === 'string' || entry.userId === null))
         .map((entry) => ({ userId: entry.userId, connections: Number(entry.connections) || 0 }));
       this.dispatchEvent(new CustomEvent('presence', { detail: { users: this.#presence } }));
     }
+  }
+
+  /**
+   * A newer revision on the socket: its records are applied as a sync answer's are (pending changes
+   * stay on top of them) when they take the client on from its base revision and no request is
+   * under way whose answer could be older; otherwise, or without records, a sync pulls them.
+   */
+  #changed(message) {
+    const applicable = Array.isArray(message.records) && message.since === this.#baseRevision
+      && this.#downloaded && this.#syncing === null;
+    if (!applicable) {
+      this.sync();
+      return;
+    }
+    this.#apply(message, null).catch((error) => {
+      this.lastError = `Could not keep a change from the server (${error.message}); pulling it instead.`;
+      this.sync();
+    });
   }
 
   async #pollLoop() {
