@@ -4,7 +4,7 @@ import InstantJSON
 /// From "client A's push is acknowledged" to "a listener has the poke" (every listener) and to
 /// "listening client B has pulled and applied the change".
 enum Propagation {
-    actor Recorder {
+    actor Recorder: ConditionWaiting {
         let listeners: Int
         private var ready: Set<Int> = []
         private var failures = 0
@@ -17,28 +17,28 @@ enum Propagation {
             case complete(Int64)
         }
 
-        private var waiter: (condition: Condition, continuation: CheckedContinuation<Void, Never>)?
+        var waiter = Waiter<Condition>()
 
         init(listeners: Int) { self.listeners = listeners }
 
         func markReady(_ index: Int) {
             ready.insert(index)
-            check()
+            resumeWaiter()
         }
 
         func markFailed() {
             failures += 1
-            check()
+            resumeWaiter()
         }
 
         func poke(_ index: Int, revision: Int64, at time: UInt64) {
             if pokes[revision]?[index] == nil { pokes[revision, default: [:]][index] = time }
-            check()
+            resumeWaiter()
         }
 
         func applied(upTo revision: Int64, at time: UInt64) {
             for candidate in 1...max(1, revision) where applied[candidate] == nil { applied[candidate] = time }
-            check()
+            resumeWaiter()
         }
 
         var connected: Int { ready.count + failures }
@@ -50,24 +50,12 @@ enum Propagation {
         func appliedTime(_ revision: Int64) -> UInt64? { applied[revision] }
         var failureCount: Int { failures }
 
-        func wait(until condition: Condition) async {
-            await withCheckedContinuation { continuation in
-                waiter = (condition, continuation)
-                check()
+        func isMet(_ condition: Condition) -> Bool {
+            switch condition {
+            case .connected(let count): connected >= count
+            case .allConnected: isReady
+            case .complete(let revision): isComplete(revision)
             }
-        }
-
-        private func check() {
-            guard let waiter else { return }
-            let isMet =
-                switch waiter.condition {
-                case .connected(let count): connected >= count
-                case .allConnected: isReady
-                case .complete(let revision): isComplete(revision)
-                }
-            guard isMet else { return }
-            self.waiter = nil
-            waiter.continuation.resume()
         }
     }
 

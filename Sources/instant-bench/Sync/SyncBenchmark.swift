@@ -28,6 +28,14 @@ struct SyncBenchmark: AsyncParsableCommand {
     var listeners: [Int] = [1, 100, 1000]
     @Option(help: "Pushes timed per listener count.")
     var rounds = 200
+    @Option(
+        parsing: .upToNextOption,
+        help: "Listener counts for the latency until every listener applied a change (records against pokes).")
+    var applying: [Int] = [100, 1000]
+    @Option(help: "Pushes timed per listener count and mode when every listener applies.")
+    var applyingRounds = 100
+    @Flag(help: "Measure only the latency until every listener applied a change.")
+    var applyingOnly = false
     @Option(help: "Concurrent writers for the throughput.")
     var writers = 10
     @Option(help: "Idle listening WebSockets for the memory figure (0 skips it).")
@@ -72,6 +80,19 @@ struct SyncBenchmark: AsyncParsableCommand {
     private func measure(_ api: BenchAPI) async throws {
         let target = api.server
         print("server \(target.baseURL), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+        for count in applying {
+            for mode in EveryListenerApplies.Mode.allCases {
+                let result = try await EveryListenerApplies.measure(
+                    api: api, mode: mode, listeners: count, rounds: applyingRounds)
+                print(
+                    String(format: "every listener applies, %5d listeners, ", count) + mode.rawValue
+                        + String(
+                            format: ": each p50 %.3f ms p99 %.3f ms | all applied p50 %.3f ms p99 %.3f ms | %d pulls",
+                            result.each.p50, result.each.p99, result.last.p50, result.last.p99, result.pulls))
+            }
+        }
+        if applyingOnly { return }
 
         let floor = try await WebSocketEcho.roundTrips(count: 2_000)
         print(String(format: "raw WebSocket echo on loopback: p50 %.3f ms, p99 %.3f ms", floor.p50, floor.p99))
