@@ -226,7 +226,8 @@ struct ViewerBenchmark: AsyncParsableCommand {
                     fromLocal.append(seen - local)
                     if let pushStart {
                         fromPush.append(seen - pushStart)
-                        // The reader's sync that brought the stroke: the last one that started before it showed.
+                        // The reader's sync that brought the stroke, if one did: the last one that started
+                        // before it showed (none when the stroke came on the reader's WebSocket).
                         let sync = try await browser.execute(
                             "return window.__syncs.filter((entry) => entry[0] >= arguments[0] && entry[0] <= arguments[1]).pop() ?? null",
                             [.number(pushStart), .number(seen)]
@@ -246,7 +247,10 @@ struct ViewerBenchmark: AsyncParsableCommand {
             print("  from the writer's push (request start): \(Self.summary(fromPush))")
             print("  from the stroke on the writer's screen: \(Self.summary(fromLocal))")
             print(
-                "  of which: push start to the reader's sync start (push, commit, WebSocket poke): \(Self.summary(untilPoked))"
+                "  shown without a request (the records on the reader's WebSocket): "
+                    + "\(fromPush.count - syncTimes.count) of \(fromPush.count)")
+            print(
+                "  pulled ones: push start to the reader's sync start (push, commit, WebSocket poke): \(Self.summary(untilPoked))"
             )
             print("            the reader's sync request: \(Self.summary(syncTimes))")
             print("            its answer to the stroke on the reader's screen: \(Self.summary(untilShown))")

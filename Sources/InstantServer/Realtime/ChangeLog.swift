@@ -17,7 +17,7 @@ struct ChangeLog {
     /// up to `oldest`), then the oldest ones beyond ``maximumCount`` or `maximumBytes`.
     mutating func append(_ message: ChangeMessage, after oldest: Int64, maximumBytes: Int) {
         if let last = messages.last, last.revision >= message.revision {
-            // A layer deleted and created again on another node starts its revisions anew.
+            // A layer deleted and created again (the deletion unheard, on another node) starts anew.
             messages.removeAll()
             byteCount = 0
         }

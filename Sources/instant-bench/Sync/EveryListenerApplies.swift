@@ -119,9 +119,10 @@ enum EveryListenerApplies {
 
     /// Runs `rounds` pushes, each after every listener applied the one before; returns each
     /// listener's latency for each change and the latency until the last listener had it, from the
-    /// moment the writer sent the push, in milliseconds, and the pulls the listeners made.
+    /// moment the writer sent the push, the writer's own round trip, in milliseconds, and the pulls
+    /// the listeners made.
     static func measure(api: BenchAPI, mode: Mode, listeners count: Int, rounds: Int) async throws -> (
-        each: Percentiles, last: Percentiles, pulls: Int
+        each: Percentiles, last: Percentiles, push: Percentiles, pulls: Int
     ) {
         let document = try await api.newDocument()
         let writerToken = try await api.server.token(document: document, user: "writer")
@@ -170,10 +171,12 @@ enum EveryListenerApplies {
         let pullsBefore = await recorder.pulls
         var each: [Double] = []
         var last: [Double] = []
+        var push: [Double] = []
         for round in 1...rounds {
             let body = notePush(client: "writer", pushID: Int64(round), base: Int64(round - 1), ids: ["n\(round)"])
             let sent = DispatchTime.now().uptimeNanoseconds
             _ = try await api.syncRevision(document: document, token: writerToken, body: body)
+            push.append(Double(DispatchTime.now().uptimeNanoseconds - sent) / 1e6)
             await recorder.wait(until: .applied(Int64(round)))
             let times = await recorder.times(Int64(round)).map { $0 > sent ? Double($0 - sent) / 1e6 : 0 }
             each += times
@@ -184,7 +187,7 @@ enum EveryListenerApplies {
         let pulls = await recorder.pulls - pullsBefore
         for socket in sockets { socket.stop.yield() }
         for socket in sockets { await socket.task.value }
-        return (Percentiles(each), Percentiles(last), pulls)
+        return (Percentiles(each), Percentiles(last), Percentiles(push), pulls)
     }
 
     /// Set once.

@@ -88,8 +88,11 @@ struct SyncBenchmark: AsyncParsableCommand {
                 print(
                     String(format: "every listener applies, %5d listeners, ", count) + mode.rawValue
                         + String(
-                            format: ": each p50 %.3f ms p99 %.3f ms | all applied p50 %.3f ms p99 %.3f ms | %d pulls",
-                            result.each.p50, result.each.p99, result.last.p50, result.last.p99, result.pulls))
+                            format:
+                                ": each p50 %.3f ms p99 %.3f ms | all applied p50 %.3f ms p99 %.3f ms | %d pulls "
+                                + "| the writer's push p50 %.3f ms p99 %.3f ms",
+                            result.each.p50, result.each.p99, result.last.p50, result.last.p99, result.pulls,
+                            result.push.p50, result.push.p99))
             }
         }
         if applyingOnly { return }
