@@ -98,7 +98,7 @@ struct ConnectionLimitTests {
         try await LimitedServer.run(limits) { server in
             // Far more than the socket buffers of both ends hold.
             let pdf = TestPDF.make(pageCount: 1, contentSize: 24_000_000)
-            let id = try await server.upload(pdf)
+            let id = try await server.storeDocument(pdf)
             let connection = try await RawConnection.open(port: server.port, reading: false)
             try await connection.sendRequest("GET", "/api/documents/\(id)/pdf", headers: LimitedServer.apiHeaders)
             connection.read()
@@ -240,6 +240,7 @@ struct LimitedServer {
     static var apiHeaders: [String: String] { ["Authorization": "Token token=\"\(apiToken)\""] }
 
     let server: InstantTestServer
+    let storage: InstantStorage
     let limits: HTTPLimits
     var port: Int { server.port }
     var apiAuthToken: String { server.apiAuthToken }
@@ -253,8 +254,9 @@ struct LimitedServer {
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let storage = try InstantStorage.sqlite(directory: directory.url)
         let server = try await InstantTestServer.start(
-            storage: try InstantStorage.sqlite(directory: directory.url),
+            storage: storage,
             importer: InstantPDFImporter(),
             jwt: jwt,
             apiAuthToken: apiToken,
@@ -262,7 +264,7 @@ struct LimitedServer {
             httpLimits: limits
         )
         do {
-            try await body(LimitedServer(server: server, limits: limits))
+            try await body(LimitedServer(server: server, storage: storage, limits: limits))
         } catch {
             await server.stop()
             throw error
@@ -277,6 +279,18 @@ struct LimitedServer {
             headers: Self.apiHeaders.merging(["Content-Type": "application/pdf"]) { $1 },
             body: pdf)
         return try #require(answer?.json?["data"]?["document_id"]?.stringValue)
+    }
+
+    /// Stores a PDF as a document directly in the server's storage, past the HTTP limits under test
+    /// (a tight body timeout would cut a large upload on a busy machine); returns its id.
+    func storeDocument(_ pdf: Data) async throws -> String {
+        let id = "stored-\(UUID().uuidString)"
+        try await storage.createDocument(
+            StoredDocument(
+                id: id, title: nil, sourcePDFSHA256: Attachment.key(for: pdf), byteSize: pdf.count,
+                pages: [PageInfo(width: 612, height: 792)], pdfID: nil, isPasswordProtected: false, createdAt: Date()),
+            pdf: pdf, baseRecords: [])
+        return id
     }
 
     /// Adds a note to the document's default layer through the backend API.

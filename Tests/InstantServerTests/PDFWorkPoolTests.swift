@@ -28,8 +28,12 @@ struct PDFWorkPoolTests {
             #expect(try await eventually { pool.runningJobs == 1 })
             // On a connection of its own: the test client waits for one answer at a time.
             let port = try #require(client.client.port)
+            // Its answer waits for the test to release the worker, which on a machine busy with
+            // the browser tests can take longer than the client's default 15 s read timeout.
             let export = Task {
-                try await TestClient.withClient(host: "localhost", port: port) { other in
+                try await TestClient.withClient(
+                    host: "localhost", port: port, configuration: .init(timeout: .seconds(300))
+                ) { other in
                     try await other.get(
                         "/api/documents/\(id)/pdf",
                         headers: [.authorization: "Token token=\"\(ServerHarness.apiToken)\""])
