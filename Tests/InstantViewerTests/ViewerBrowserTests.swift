@@ -31,8 +31,7 @@ struct ViewerBrowserTests {
         """
 
     @Test func anInkStrokeReachesTheOtherWindowWithinASecondAndAnSDKNoteReachesBoth() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 2, seed: 16))
             let browser = fixture.browser
             let first = try await browser.currentWindow()
@@ -97,11 +96,7 @@ struct ViewerBrowserTests {
                         [.string(noteID)]), "the SDK's note is not in window \(window)")
             }
             #expect(try await fixture.securityPolicyViolations() == [])
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     /// A word's box as `pdftotext -bbox` gives it: points from the page's top left.
@@ -129,8 +124,7 @@ struct ViewerBrowserTests {
     }
 
     @Test func theHighlighterOnTwoWordsMakesAHighlightWhoseRectsCoverThem() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let pdf = TestPDF.text(pages: [
                 [
                     .init("Annotations on the same PDF, seen by everyone at once.", x: 72, y: 700, size: 14),
@@ -181,16 +175,11 @@ struct ViewerBrowserTests {
             }
             #expect(content["color"]?.stringValue?.hasPrefix("#") == true)
             #expect(try await fixture.securityPolicyViolations() == [])
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func anEditMadeOfflineSurvivesAReloadAndReachesTheServerAndTheOtherWindow() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 61))
             let browser = fixture.browser
             let writer = try await browser.currentWindow()
@@ -230,11 +219,7 @@ struct ViewerBrowserTests {
                 try await browser.waitUntil(
                     30, script: "return !!document.querySelector('[data-record-id=\"' + arguments[0] + '\"]')",
                     [.string(id)]), "the offline edit never reached the other window")
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     /// The claims of a JWT.
@@ -251,8 +236,7 @@ struct ViewerBrowserTests {
     }
 
     @Test func anInkStrokesPixelsAreWhereItsPointsSayAtTwoZoomLevels() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 72))
             let browser = fixture.browser
             try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
@@ -309,16 +293,11 @@ struct ViewerBrowserTests {
                 #expect(!image.anyPixel(nearX: clearX, y: clearY, radius: 3, where: Self.isInk))
                 #expect(image.color(x: Int(clearX), y: Int(clearY)) == .init(red: 255, green: 255, blue: 255))
             }
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func aRevokedTokenShowsTokenExpiredAndTheEmbeddingAppGivesANewOne() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let browser = fixture.browser
             // The development start page embeds the viewer the way an app does (embed.js).
             try await browser.navigate(to: fixture.baseURL)
@@ -388,24 +367,14 @@ struct ViewerBrowserTests {
                     }
                 }, "the stroke drawn with the new token never reached the server")
             #expect(try await fixture.securityPolicyViolations() == [])
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func aViewerListeningByLongPollGetsChangesAndIsNotInPresence() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 95))
             let browser = fixture.browser
-            let writer = try await browser.currentWindow()
-            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
-            let reader = try await browser.newWindow()
-            try await browser.switchTo(window: reader)
-            try await fixture.openViewer(
-                jwt: try await fixture.token(document: document, user: "bob"), zoom: 1, listen: "long-poll")
+            let (writer, reader) = try await fixture.openWriterAndReader(document: document, readerListens: "long-poll")
 
             try await browser.switchTo(window: writer)
             try await fixture.chooseTool("rectangle")
@@ -422,23 +391,14 @@ struct ViewerBrowserTests {
                 try await browser.waitUntil(
                     30, script: "return !!document.querySelector('[data-record-id=\"' + arguments[0] + '\"]')",
                     [.string(id)]), "the long-polling viewer never got the rectangle")
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func aChangeReachesTheOtherWindowOnItsWebSocketWithoutASyncRequest() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 15))
             let browser = fixture.browser
-            let writer = try await browser.currentWindow()
-            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
-            let reader = try await browser.newWindow()
-            try await browser.switchTo(window: reader)
-            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "bob"), zoom: 1)
+            let (writer, reader) = try await fixture.openWriterAndReader(document: document)
             // Listening (bob is in presence) and done with the sync that follows the socket's opening.
             #expect(
                 try await browser.waitUntil(
@@ -469,16 +429,11 @@ struct ViewerBrowserTests {
             #expect(
                 try await browser.execute("return window.__syncRequests") == 0,
                 "the other window made a sync request: the change did not come on its WebSocket")
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func aPushWhoseAnswerIsLostIsSentAgainWithItsPushIDAndAppliedOnce() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 104))
             let jwt = try await fixture.token(document: document, user: "alice")
             let browser = fixture.browser
@@ -514,16 +469,11 @@ struct ViewerBrowserTests {
             #expect(pushes.first?.arrayValue?.last == [.string(id)])
             #expect(try await fixture.revision(document: document, jwt: jwt) == before + 1)
             #expect(try await fixture.serverAnnotations(document).keys.filter { $0 == id }.count == 1)
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func thePDFsOwnAnnotationsAreDrawnFromTheirRecordsSoADeletedOneIsGone() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             // A note (5), a highlight and a red ink drawing (7) in the PDF itself: base records.
             let document = try await fixture.upload(TestPDF.annotated())
             let browser = fixture.browser
@@ -549,19 +499,14 @@ struct ViewerBrowserTests {
                 "the deleted original is still drawn")
             // pdf.js draws the page content only, not the PDF's own annotation.
             #expect(try await redAlongTheInk() == 0)
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     /// The numbers of a JSON array.
     static func numbers(_ value: JSONValue?) -> [Double] { value?.arrayValue?.compactMap(\.doubleValue) ?? [] }
 
     @Test func selectMovesResizesAndDeletesANoteTakesTextAndAReply() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 121))
             let browser = fixture.browser
             try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "erin"), zoom: 1)
@@ -637,16 +582,11 @@ struct ViewerBrowserTests {
             #expect(
                 try await browser.waitUntil(
                     script: "return document.getElementById('thread').textContent.includes('They add up.')"))
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func withoutPDFJSTheViewerSaysWhichPackageToInstall() async throws {
-        let fixture = try await ViewerFixture.start(pdfjsDirectory: "/nonexistent/pdfjs")
-        do {
+        try await ViewerFixture.run(pdfjsDirectory: "/nonexistent/pdfjs") { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 133))
             try await fixture.browser.navigate(
                 to: URL(
@@ -658,23 +598,14 @@ struct ViewerBrowserTests {
                     script:
                         "const message = document.getElementById('message'); return !message.hidden && message.textContent.includes('libjs-pdf')"
                 ))
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 
     @Test func aViewerWhoseWebSocketsFailFallsBackToLongPoll() async throws {
-        let fixture = try await ViewerFixture.start()
-        do {
+        try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 147))
             let browser = fixture.browser
-            let writer = try await browser.currentWindow()
-            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "alice"), zoom: 1)
-            let reader = try await browser.newWindow()
-            try await browser.switchTo(window: reader)
-            try await fixture.openViewer(jwt: try await fixture.token(document: document, user: "bob"), zoom: 1)
+            let (writer, reader) = try await fixture.openWriterAndReader(document: document)
             // From now on this window's WebSockets never open, as behind a proxy that refuses them.
             try await browser.execute(
                 """
@@ -712,10 +643,6 @@ struct ViewerBrowserTests {
                 ))
             try await browser.switchTo(window: reader)
             #expect(try await browser.execute("return window.__sockets") == sockets)
-        } catch {
-            await fixture.finish()
-            throw error
         }
-        await fixture.finish()
     }
 }

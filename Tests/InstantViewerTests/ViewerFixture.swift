@@ -102,6 +102,34 @@ final class ViewerFixture: @unchecked Sendable {
     }
 
     /// Quits the browser, stops the server and removes the data directory.
+    /// Runs `body` with a new fixture, then finishes it, also when `body` throws.
+    static func run(
+        pdfjsDirectory: String = BrowserTools.pdfjsDirectory, _ body: (ViewerFixture) async throws -> Void
+    ) async throws {
+        let fixture = try await start(pdfjsDirectory: pdfjsDirectory)
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.finish()
+            throw error
+        }
+        await fixture.finish()
+    }
+
+    /// Opens the document's viewer in the current window as alice (the writer) and in a new window
+    /// as bob (the reader, listening as `readerListens` says, by default by WebSocket); the reader's
+    /// window is current when it returns.
+    func openWriterAndReader(document: String, readerListens: String? = nil) async throws
+        -> (writer: String, reader: String)
+    {
+        let writer = try await browser.currentWindow()
+        try await openViewer(jwt: try await token(document: document, user: "alice"), zoom: 1)
+        let reader = try await browser.newWindow()
+        try await browser.switchTo(window: reader)
+        try await openViewer(jwt: try await token(document: document, user: "bob"), zoom: 1, listen: readerListens)
+        return (writer, reader)
+    }
+
     func finish() async {
         await browser.quit()
         await server.stop()
