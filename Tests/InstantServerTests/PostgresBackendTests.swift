@@ -207,28 +207,32 @@ struct PostgresBackendTests {
     /// A transaction that hangs (a client lost mid-transaction) fails after the transaction time
     /// limit, and PostgreSQL ends its session, so the layer it locked is free again for the others.
     @Test func aHungTransactionFailsAndReleasesItsLocks() async throws {
-        // 10 s: long enough for its setup and the next writer on a machine busy with other tests.
-        try await withPostgresBackend(configure: { $0.transactionTimeout = .seconds(10) }) { backend in
+        // The setup and the next writer use the default limit; only the hung writer's backend has a
+        // short one, so a machine busy with other tests cannot time out the setup.
+        try await withPostgresBackend { backend in
             try await Self.makeLayer(backend, revision: 5)
-            let (never, _) = AsyncStream.makeStream(of: Void.self)
-            await #expect {
-                try await backend.write { transaction throws in
-                    _ = try await transaction.layer(documentID: "d", name: "", forUpdate: true)
-                    for await _ in never {}
+            var configuration = backend.configuration
+            configuration.transactionTimeout = .seconds(2)
+            let hanging = try PostgresBackend(configuration: configuration, logger: quietLogger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await hanging.run() }
+                defer { group.cancelAll() }
+                let (never, _) = AsyncStream.makeStream(of: Void.self)
+                await #expect {
+                    try await hanging.write { transaction throws in
+                        _ = try await transaction.layer(documentID: "d", name: "", forUpdate: true)
+                        for await _ in never {}
+                    }
+                } throws: { error in
+                    (error as? StorageError)?.message.contains("did not finish within") == true
                 }
-            } throws: { error in
-                (error as? StorageError)?.message.contains("did not finish within") == true
             }
             // The next writer gets the layer once the abandoned transaction ended (cancelled, or its
-            // session ended by PostgreSQL); on a busy machine its own first tries may time out too.
-            var revision: Int64?
-            _ = try await eventually {
-                revision = try? await backend.write { transaction throws in
-                    let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
-                    try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
-                    return layer.revision + 1
-                }
-                return revision != nil
+            // session ended by PostgreSQL).
+            let revision = try await backend.write { transaction throws in
+                let layer = try #require(try await transaction.layer(documentID: "d", name: "", forUpdate: true))
+                try await transaction.setRevision(documentID: "d", layer: "", to: layer.revision + 1)
+                return layer.revision + 1
             }
             #expect(revision == 6)
         }
