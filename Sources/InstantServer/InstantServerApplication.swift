@@ -179,8 +179,8 @@ public func buildInstantRouters(
 
     let listening = ListeningEndpoint(
         admit: { request, _ in await api.admitListener(request, verifier: clientVerifier) },
-        listen: { session, inbound, outbound in
-            try await api.listenWebSocket(session, inbound: inbound, outbound: outbound)
+        listen: { session, inbound, outbound, logger in
+            try await api.listenWebSocket(session, inbound: inbound, outbound: outbound, logger: logger)
         }
     )
     return (router, listening)
@@ -190,6 +190,7 @@ public func buildInstantRouters(
 public struct ListeningEndpoint: Sendable {
     /// Decides whether an upgrade request becomes a listening WebSocket.
     let admit: @Sendable (Request, Logger) async -> ListeningSession?
-    /// Serves a listening WebSocket.
-    let listen: @Sendable (ListeningSession, WebSocketInboundStream, WebSocketOutboundWriter) async throws -> Void
+    /// Serves a listening WebSocket, logging to the connection's logger.
+    let listen:
+        @Sendable (ListeningSession, WebSocketInboundStream, WebSocketOutboundWriter, Logger) async throws -> Void
 }

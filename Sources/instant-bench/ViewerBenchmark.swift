@@ -172,6 +172,12 @@ struct ViewerBenchmark: AsyncParsableCommand {
                     if (entry.name.endsWith('/sync')) window.__pushes.push(performance.timeOrigin + entry.startTime);
                   }
                 }).observe({ type: 'resource', buffered: true });
+                // Pushes sent on the listening WebSocket (docs/PROTOCOL.md), timed when sent.
+                const send = WebSocket.prototype.send;
+                WebSocket.prototype.send = function (text) {
+                  if (JSON.parse(text).sync?.changes?.length > 0) window.__pushes.push(performance.timeOrigin + performance.now());
+                  return send.call(this, text);
+                };
                 document.querySelector('button[data-tool="ink"]').click();
                 """)
             let page =
@@ -244,7 +250,7 @@ struct ViewerBenchmark: AsyncParsableCommand {
             print(
                 "a stroke in one window, shown in \(readers) other windows (\(strokes) strokes, "
                     + "\(sharedOrigin ? "all on one origin" : "each on an origin of its own")):")
-            print("  from the writer's push (request start): \(Self.summary(fromPush))")
+            print("  from the writer's push (sent on its WebSocket, or HTTP request start): \(Self.summary(fromPush))")
             print("  from the stroke on the writer's screen: \(Self.summary(fromLocal))")
             print(
                 "  shown without a request (the records on the reader's WebSocket): "

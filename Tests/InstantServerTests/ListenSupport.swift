@@ -16,14 +16,19 @@ final class ListeningSocket: Sendable {
         func add(_ message: JSONValue) { messages.append(message) }
     }
 
+    private enum Outgoing {
+        case text(String)
+        case close
+    }
+
     private let inbox = Inbox()
-    private let stop: AsyncStream<Void>.Continuation
+    private let outgoing: AsyncStream<Outgoing>.Continuation
     private let task: Task<WebSocketCloseFrame?, any Error>
 
     /// Connects; the returned socket is open once the server sent its first message.
     init(port: Int, path: String) {
-        let (stops, stop) = AsyncStream<Void>.makeStream()
-        self.stop = stop
+        let (sends, outgoing) = AsyncStream<Outgoing>.makeStream()
+        self.outgoing = outgoing
         let inbox = self.inbox
         task = Task {
             try await WebSocketClient.connect(
@@ -31,21 +36,32 @@ final class ListeningSocket: Sendable {
             ) { inbound, outbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for try await message in inbound.messages(maxSize: 1 << 16) {
+                        for try await message in inbound.messages(maxSize: 1 << 24) {
                             if case .text(let text) = message, let value = try? JSONValue(parsing: text) {
                                 await inbox.add(value)
                             }
                         }
                     }
                     group.addTask {
-                        for await _ in stops { break }
-                        try await outbound.close(.normalClosure, reason: "test done")
+                        for await send in sends {
+                            switch send {
+                            case .text(let text): try await outbound.write(.text(text))
+                            case .close:
+                                try await outbound.close(.normalClosure, reason: "test done")
+                                return
+                            }
+                        }
                     }
                     try await group.next()
                     group.cancelAll()
                 }
             }
         }
+    }
+
+    /// Sends a text message.
+    func send(_ text: String) {
+        outgoing.yield(.text(text))
     }
 
     /// The first message (in arrival order) that satisfies `matches`, waiting up to 30 s.
@@ -78,7 +94,7 @@ final class ListeningSocket: Sendable {
 
     /// Closes from the client side.
     func close() async {
-        stop.yield()
+        outgoing.yield(.close)
         _ = try? await task.value
     }
 

@@ -394,32 +394,39 @@ struct ViewerBrowserTests {
         }
     }
 
-    @Test func aChangeReachesTheOtherWindowOnItsWebSocketWithoutASyncRequest() async throws {
+    @Test func aChangeGoesOutAndReachesTheOtherWindowOnWebSocketsWithoutASyncRequest() async throws {
         try await ViewerFixture.run { fixture in
             let document = try await fixture.upload(TestPDF.make(pageCount: 1, seed: 15))
             let browser = fixture.browser
             let (writer, reader) = try await fixture.openWriterAndReader(document: document)
-            // Listening (bob is in presence) and done with the sync that follows the socket's opening.
-            #expect(
-                try await browser.waitUntil(
-                    script: """
-                        return ['alice', 'bob'].every((user) => document.querySelector('#presence [data-user-id="' + user + '"]'))
-                          && document.body.dataset.syncState === 'clean'
-                        """))
-            try await browser.execute(
-                """
+            let countSyncRequests = """
                 window.__syncRequests = 0;
                 const original = window.fetch;
                 window.fetch = (input, init) => {
                   if (String(input).endsWith('/sync')) window.__syncRequests += 1;
                   return original(input, init);
                 };
-                """)
+                """
+            // Both listening (in presence) and done with the sync that follows the socket's opening.
+            for window in [writer, reader] {
+                try await browser.switchTo(window: window)
+                #expect(
+                    try await browser.waitUntil(
+                        script: """
+                            return ['alice', 'bob'].every((user) => document.querySelector('#presence [data-user-id="' + user + '"]'))
+                              && document.body.dataset.syncState === 'clean'
+                            """))
+                try await browser.execute(countSyncRequests)
+            }
 
             try await browser.switchTo(window: writer)
             try await fixture.chooseTool("rectangle")
             try await fixture.drawStroke(through: [(100, 100), (200, 180)])
             let id = try await fixture.newRecordID(type: "pspdfkit/shape/rectangle")
+            #expect(try await browser.waitUntil(script: "return document.body.dataset.syncState === 'clean'"))
+            #expect(
+                try await browser.execute("return window.__syncRequests") == 0,
+                "the writer made a sync request: its push did not go on its WebSocket")
 
             try await browser.switchTo(window: reader)
             #expect(
@@ -429,6 +436,7 @@ struct ViewerBrowserTests {
             #expect(
                 try await browser.execute("return window.__syncRequests") == 0,
                 "the other window made a sync request: the change did not come on its WebSocket")
+            #expect(try await fixture.serverAnnotations(document).keys.contains(id))
         }
     }
 
@@ -439,22 +447,37 @@ struct ViewerBrowserTests {
             let browser = fixture.browser
             try await fixture.openViewer(jwt: jwt, zoom: 1)
             let before = try await fixture.revision(document: document, jwt: jwt)
-            // The first push reaches the server, which applies it, but its answer is lost.
+            // The first push goes out on the listening WebSocket, which closes right after it: the
+            // server applies it, but its answer is lost. The client sends it again over HTTP.
+            #expect(
+                try await browser.waitUntil(
+                    script: """
+                        return !!document.querySelector('#presence [data-user-id="alice"]')
+                          && document.body.dataset.syncState === 'clean'
+                        """))
             try await browser.execute(
                 """
                 window.__pushes = [];
-                const original = window.fetch;
+                const originalSend = WebSocket.prototype.send;
                 let dropped = false;
+                WebSocket.prototype.send = function (text) {
+                  const body = JSON.parse(text).sync;
+                  if (body.changes.length > 0) {
+                    window.__pushes.push(['socket', body.pushId, body.baseRevision, body.changes.map((change) => change.id)]);
+                  }
+                  originalSend.call(this, text);
+                  if (body.changes.length > 0 && !dropped) {
+                    dropped = true;
+                    this.close(1000, 'the connection was lost (test)');
+                  }
+                };
+                const originalFetch = window.fetch;
                 window.fetch = async (input, init) => {
                   const body = String(input).endsWith('/sync') && init?.body ? JSON.parse(init.body) : null;
-                  if (!body || body.changes.length === 0) return original(input, init);
-                  window.__pushes.push([body.pushId, body.baseRevision, body.changes.map((change) => change.id)]);
-                  const answer = await original(input, init);
-                  if (!dropped) {
-                    dropped = true;
-                    throw new TypeError('The connection was lost (test).');
+                  if (body && body.changes.length > 0) {
+                    window.__pushes.push(['http', body.pushId, body.baseRevision, body.changes.map((change) => change.id)]);
                   }
-                  return answer;
+                  return originalFetch(input, init);
                 };
                 """)
             try await fixture.chooseTool("rectangle")
@@ -465,7 +488,11 @@ struct ViewerBrowserTests {
                     script: "return window.__pushes.length >= 2 && document.body.dataset.syncState === 'clean'"))
             let pushes = try await browser.execute("return window.__pushes").arrayValue ?? []
             #expect(pushes.count == 2, "\(pushes)")
-            #expect(pushes.first == pushes.last, "the retry is not the same push: \(pushes)")
+            #expect(
+                pushes.first?.arrayValue?.first == "socket" && pushes.last?.arrayValue?.first == "http", "\(pushes)")
+            #expect(
+                pushes.first?.arrayValue?.dropFirst() == pushes.last?.arrayValue?.dropFirst(),
+                "the retry is not the same push: \(pushes)")
             #expect(pushes.first?.arrayValue?.last == [.string(id)])
             #expect(try await fixture.revision(document: document, jwt: jwt) == before + 1)
             #expect(try await fixture.serverAnnotations(document).keys.filter { $0 == id }.count == 1)

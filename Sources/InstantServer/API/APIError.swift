@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import InstantJSON
+import NIOCore
 
 /// An error answered to an HTTP client as `{"error": {"reason": "..."}}` with a status code.
 public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
@@ -30,6 +31,26 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
             headers[.wwwAuthenticate] = "Token"
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The error a failure is answered with, wherever in handling a request it was thrown: API
+    /// errors as they are, storage errors by their code, anything unexpected as a 500 naming it.
+    init(answering error: any Error) {
+        switch error {
+        case let error as APIError:
+            self = error
+        case let error as StorageError:
+            self.init(error)
+        case is NIOTooManyBytesError:
+            self.init(
+                .contentTooLarge,
+                "The request body is larger than the server's limit. Send a smaller body or raise --max-body-size.")
+        case let error as HTTPResponseError:
+            self.init(
+                error.status, (error as? HTTPError)?.body ?? "The request failed with status \(error.status.code).")
+        default:
+            self.init(.internalServerError, "The server failed to handle the request: \(error)")
+        }
     }
 
     static func badRequest(_ reason: String) -> APIError { APIError(.badRequest, reason) }

@@ -20,6 +20,10 @@ public struct ClientLimits: Sendable {
     /// Limits on listening connections.
     public var listening: ListeningLimits
 
+    /// The largest message a client may send on a listening WebSocket: a sync request in its
+    /// envelope (``maxSyncBodySize`` and 1 KiB). A larger message closes the WebSocket with 1009.
+    public var maxSocketMessageSize: Int { maxSyncBodySize + 1024 }
+
     /// Creates client limits; the defaults are the documented ones.
     public init(
         maxSyncBodySize: Int = 8 * 1024 * 1024,

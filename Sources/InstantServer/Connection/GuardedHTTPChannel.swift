@@ -69,7 +69,9 @@ extension HTTPServerBuilder {
                     maxHeaderListSize: limits.maxHeaderSize
                 )
             ),
-            ws: .init(autoPing: .enabled(timePeriod: configuration.webSocketPingInterval))
+            ws: .init(
+                maxFrameSize: configuration.clientLimits.maxSocketMessageSize,
+                autoPing: .enabled(timePeriod: configuration.webSocketPingInterval))
         )
         return HTTPServerBuilder { responder in
             GuardedHTTPChannel(

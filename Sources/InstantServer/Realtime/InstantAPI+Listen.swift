@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import InstantJSON
+import Logging
 import NIOWebSocket
 import ServiceLifecycle
 
@@ -158,30 +159,42 @@ extension InstantAPI {
     /// (coalesced) or, for a session that receives records, `{"revision": M, "since": L, "records":
     /// [...]}` for each commit this node has the change message of, from the client's revision on
     /// (``ChangeMessage``); `{"presence": [{"userId", "connections"}]}` whenever the set of listening users
-    /// changes (at most once per ``ListeningLimits/presenceInterval``); closed with a reason when
+    /// changes (at most once per ``ListeningLimits/presenceInterval``); the answer to each sync
+    /// request the client sends on it (``SocketSyncRequest``), in order; closed with a reason when
     /// the token expires or is revoked. (When the server shuts down, the WebSocket layer closes it.)
     func listenWebSocket(
-        _ session: ListeningSession, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+        _ session: ListeningSession, inbound: WebSocketInboundStream, outbound writer: WebSocketOutboundWriter,
+        logger: Logger
     ) async throws {
-        let (token, since, layer, receivesRecords) = (
-            session.token, session.since, session.layer, session.receivesRecords
-        )
-        let (documentID, layerName) = (layer.documentID, layer.name)
+        let (token, layer, receivesRecords) = (session.token, session.layer, session.receivesRecords)
         let events = self.events
         let storage = self.storage
         let (listener, wakeUps): (UUID, AsyncStream<Void>)
         do {
             (listener, wakeUps) = try await events.listen(
-                on: layer, token: token, isVisible: true, recordsAfter: receivesRecords ? since : nil)
+                on: layer, token: token, isVisible: true, recordsAfter: receivesRecords ? session.since : nil)
         } catch {
             // Another connection took the last place between the upgrade and now.
-            try? await outbound.close(.policyViolation, reason: error.reason)
+            try? await writer.close(.policyViolation, reason: error.reason)
             return
         }
+        let outbound = ListeningOutbound(writer, since: session.since)
         let closing = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
-            // The client sends nothing we need, but reading notices its close and answers pings.
+            // Sync requests, answered one after the other; reading also notices the client's close
+            // and answers pings. A message over the sync body limit closes the WebSocket (1009).
             group.addTask {
-                do { for try await _ in inbound {} } catch {}
+                do {
+                    for try await message in inbound.messages(
+                        maxSize: self.configuration.clientLimits.maxSocketMessageSize)
+                    {
+                        let answer = await self.answerOnSocket(
+                            message, token: token, listener: listener, logger: logger)
+                        try await outbound.send { told in
+                            if let revision = answer.revision, revision > told { told = revision }
+                            return [answer.text]
+                        }
+                    }
+                } catch {}
                 return nil
             }
             group.addTask {
@@ -195,38 +208,40 @@ extension InstantAPI {
                 return (.policyViolation, "The token expired; reconnect with a new token.")
             }
             group.addTask {
-                var seen = since
                 var sentPresenceVersion: Int? = nil
-                func send(_ message: JSONValue) async throws {
-                    try await outbound.writeTextMessage(message.serializedString())
+                func catchUp(_ state: LayerEvents.State, stored: Int64?) async throws {
+                    try await outbound.send { told in
+                        var messages: [ByteBuffer] = []
+                        // An answer may have told the client some of these commits already.
+                        for message in state.changes where message.revision > told {
+                            guard message.since == told, let text = message.text(for: token) else { break }
+                            messages.append(text)
+                            told = message.revision
+                        }
+                        let revision = max(state.revision ?? -1, stored ?? -1)
+                        if revision > told {
+                            told = revision
+                            messages.append(
+                                ByteBuffer(bytes: JSONValue.object(["revision": .integer(revision)]).serialized()))
+                        }
+                        if state.presenceVersion != sentPresenceVersion {
+                            sentPresenceVersion = state.presenceVersion
+                            let presence = state.presence.map {
+                                ["userId": .optional($0.userID), "connections": .integer(Int64($0.connections))]
+                                    as JSONValue
+                            }
+                            messages.append(
+                                ByteBuffer(bytes: JSONValue.object(["presence": .array(presence)]).serialized()))
+                        }
+                        return messages
+                    }
                 }
                 func state() async -> LayerEvents.State {
-                    await events.state(of: layer, listener: listener, changesAfter: receivesRecords ? seen : nil)
-                }
-                func catchUp(_ state: LayerEvents.State, stored: Int64?) async throws {
-                    for message in state.changes {
-                        guard let text = message.text(for: token) else { break }
-                        try await Self.writeText(text, to: outbound)
-                        seen = message.revision
-                    }
-                    let revision = max(state.revision ?? -1, stored ?? -1)
-                    if revision > seen {
-                        seen = revision
-                        try await send(["revision": .integer(revision)])
-                    }
-                    if state.presenceVersion != sentPresenceVersion {
-                        sentPresenceVersion = state.presenceVersion
-                        try await send([
-                            "presence": .array(
-                                state.presence.map {
-                                    ["userId": .optional($0.userID), "connections": .integer(Int64($0.connections))]
-                                }
-                            )
-                        ])
-                    }
+                    await events.state(
+                        of: layer, listener: listener, changesAfter: receivesRecords ? outbound.told : nil)
                 }
                 do {
-                    let stored = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layerName)
+                    let stored = try await storage.layerCreatingIfNeeded(documentID: layer.documentID, name: layer.name)
                     try await catchUp(await state(), stored: stored.revision)
                     for await _ in wakeUps {
                         let state = await state()
@@ -242,22 +257,47 @@ extension InstantAPI {
         }
         await events.stopListening(listener)
         if let (code, reason) = closing {
-            try? await outbound.close(code, reason: reason)
+            try? await writer.close(code, reason: reason)
         }
     }
 
-    /// The largest frame of a message on the listening WebSocket: a longer message goes out in
-    /// several frames, which WebSocket clients put together again.
-    static let listeningFrameSize = 16_384
-
-    /// Sends a text message that is already UTF-8, in frames of at most ``listeningFrameSize``.
-    private static func writeText(_ text: ByteBuffer, to outbound: WebSocketOutboundWriter) async throws {
-        var rest = text
-        var opcode = WebSocketOpcode.text
-        while rest.readableBytes > listeningFrameSize, let frame = rest.readSlice(length: listeningFrameSize) {
-            try await outbound.write(.custom(WebSocketFrame(fin: false, opcode: opcode, data: frame)))
-            opcode = .continuation
+    /// The answer to a message a client sent on its listening WebSocket: a sync request's answer (and
+    /// the revision it brings the client to), or the error, as `POST …/sync` would answer it.
+    private func answerOnSocket(
+        _ message: WebSocketMessage, token: ClientToken, listener: UUID, logger: Logger
+    ) async -> (
+        text: ByteBuffer, revision: Int64?
+    ) {
+        guard case .text(let text) = message else {
+            let error = APIError.badRequest(#"Send sync requests as text messages {"requestId", "sync"}."#)
+            return (SocketSyncRequest.failure(error, to: .null), nil)
         }
-        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: opcode, data: rest)))
+        let request: SocketSyncRequest
+        do {
+            request = try SocketSyncRequest(
+                ByteBuffer(string: text), maxChanges: configuration.clientLimits.maxChangesPerPush)
+        } catch {
+            return (SocketSyncRequest.failure(error.error, to: error.requestID), nil)
+        }
+        // The socket closes on expiry and revocation; a request that arrives first is refused as
+        // an HTTP request with the token would be.
+        if token.timeLeft(atMost: .seconds(1)) <= .zero {
+            let error = APIError.unauthorized("The token expired; reconnect with a new token.")
+            return (SocketSyncRequest.failure(error, to: request.requestID), nil)
+        }
+        if await events.isRevoked(listener) {
+            let error = APIError.unauthorized("The token was revoked; get a new token.")
+            return (SocketSyncRequest.failure(error, to: request.requestID), nil)
+        }
+        do {
+            let answer = try await sync(request.sync, token: token, logger: logger)
+            return (SocketSyncRequest.answer(answer, to: request.requestID), answer.revision)
+        } catch {
+            let apiError = APIError(answering: error)
+            if apiError.status.code >= 500 {
+                logger.error("A sync request on a listening WebSocket failed", metadata: ["error": "\(error)"])
+            }
+            return (SocketSyncRequest.failure(apiError, to: request.requestID), nil)
+        }
     }
 }

@@ -228,6 +228,9 @@ public actor LayerEvents {
         )
     }
 
+    /// Whether a listener's token was revoked while it listened.
+    public func isRevoked(_ id: UUID) -> Bool { listeners[id]?.isRevoked ?? false }
+
     /// The number of listeners on all layers.
     public var listenerCount: Int { listeners.count }
 

@@ -159,7 +159,9 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         validateUTF8: ws.validateUTF8, maxFrameSize: ws.maxFrameSize),
                     asyncChannel: webSocket,
                     context: Context(logger: logger),
-                    handler: { inbound, outbound, _ in try await listening.listen(session, inbound, outbound) }
+                    handler: { inbound, outbound, context in
+                        try await listening.listen(session, inbound, outbound, context.logger)
+                    }
                 )
             }
         } catch let error as ChannelError where error == .inputClosed {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import InstantJSON
+import Logging
 
 extension InstantAPI {
     /// `POST /i/d/{documentID}[/l/{layer}]/sync`: applies a client's push exactly once and answers
@@ -9,13 +10,31 @@ extension InstantAPI {
     func sync(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?) async throws
         -> Response
     {
-        let (token, documentID, layer) = try await authorizeClient(
-            request, context, verifier: verifier, anyOf: ["read-document"])
+        let (token, _, _) = try await authorizeClient(request, context, verifier: verifier, anyOf: ["read-document"])
         let limits = configuration.clientLimits
         let syncRequest = try SyncRequest(
             try await jsonBody(
                 request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size")),
             maxChanges: limits.maxChangesPerPush)
+        let answer = try await sync(syncRequest, token: token, logger: context.logger)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: answer.body))
+    }
+
+    /// A sync answer as it goes out, in the JSON of docs/PROTOCOL.md.
+    struct EncodedSyncAnswer: Sendable {
+        /// The layer's revision the answer brings the client to.
+        var revision: Int64
+        /// `{"revision", "reset", "pushId", "rejected", "records"}`.
+        var body: ByteBuffer
+    }
+
+    /// Applies a client's push exactly once and encodes the answer: the one write path of a sync,
+    /// whether the request came over HTTP or on a listening WebSocket. The token's document and layer
+    /// are the ones synced.
+    func sync(_ syncRequest: SyncRequest, token: ClientToken, logger: Logger) async throws -> EncodedSyncAnswer {
+        let (documentID, layer, limits) = (token.documentID, token.layer, configuration.clientLimits)
         let (pageCount, current) = try await storage.pageCountAndLayer(documentID: documentID, layer: layer)
 
         let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
@@ -78,7 +97,7 @@ extension InstantAPI {
             }
         }
         if result.isDuplicatePush {
-            context.logger.info(
+            logger.info(
                 "Answered a repeated push without applying it",
                 metadata: ["document.id": "\(documentID)", "client.id": "\(syncRequest.clientID)"]
             )
@@ -106,8 +125,7 @@ extension InstantAPI {
             Self.visible(record, to: token).writeSyncJSON(into: &body)
         }
         body.writeString("]}")
-        return Response(
-            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
+        return EncodedSyncAnswer(revision: answer.revision, body: body)
     }
 
     /// How many revisions behind the layer a pushing client may be and still be answered inside its

@@ -4,7 +4,8 @@ import InstantJSON
 /// From a writer's push to every listener having applied the change, as clients of the protocol do:
 /// each listener keeps a base revision, applies a change message whose `since` is its base revision
 /// on the spot, and pulls (`POST .../sync`, one request at a time) on any other newer revision.
-/// With ``Mode/pokes`` the listeners do not ask for records, so every change costs each one a pull.
+/// With ``Mode/pokes`` the listeners do not ask for records, so every change costs each one a pull;
+/// with ``Mode/socketPushes`` the writer sends its pushes on its own listening WebSocket.
 enum EveryListenerApplies {
     /// How the listeners learn of changes.
     enum Mode: String, CaseIterable, Sendable {
@@ -12,6 +13,28 @@ enum EveryListenerApplies {
         case records
         /// Plain `{"revision": M}` pokes, each followed by a pull.
         case pokes
+        /// As ``records``, and the writer pushes on its listening WebSocket instead of over HTTP.
+        case socketPushes = "records, pushes on the writer's WebSocket"
+    }
+
+    /// The answers the writer got on its WebSocket.
+    actor Answers: ConditionWaiting {
+        private var answered: [JSONValue: JSONValue] = [:]
+        var waiter = Waiter<JSONValue>()
+
+        func add(_ message: JSONValue) {
+            guard let id = message["requestId"] else { return }
+            answered[id] = message
+            resumeWaiter()
+        }
+
+        /// The answer to request `id`, once it came.
+        func answer(to id: JSONValue) async -> JSONValue {
+            await wait(until: id)
+            return answered.removeValue(forKey: id) ?? .null
+        }
+
+        func isMet(_ id: JSONValue) -> Bool { answered[id] != nil }
     }
 
     /// What the listeners have applied, and when.
@@ -168,6 +191,14 @@ enum EveryListenerApplies {
         // The presence lists of the arrivals go out at most once a second: the rounds start once
         // they have, so that they measure changes, not presence.
         await recorder.wait(until: .settled)
+        let answers = Answers()
+        let writerSocket =
+            mode == .socketPushes
+            ? Listener(
+                url: "\(base)/i/d/\(document)/listen?since=0&changes=records&jwt=\(writerToken)",
+                onMessage: { message, _ in await answers.add(message) },
+                onFailure: { _ in await recorder.markFailed() })
+            : nil
         let pullsBefore = await recorder.pulls
         var each: [Double] = []
         var last: [Double] = []
@@ -175,7 +206,16 @@ enum EveryListenerApplies {
         for round in 1...rounds {
             let body = notePush(client: "writer", pushID: Int64(round), base: Int64(round - 1), ids: ["n\(round)"])
             let sent = DispatchTime.now().uptimeNanoseconds
-            _ = try await api.syncRevision(document: document, token: writerToken, body: body)
+            if let writerSocket {
+                let id = JSONValue.integer(Int64(round))
+                writerSocket.send(JSONValue.object(["requestId": id, "sync": body]).serializedString())
+                let answer = await answers.answer(to: id)
+                guard answer["answer"]?["rejected"] == [] else {
+                    throw BenchmarkError("The push on the WebSocket was not applied: \(answer.serializedString())")
+                }
+            } else {
+                _ = try await api.syncRevision(document: document, token: writerToken, body: body)
+            }
             push.append(Double(DispatchTime.now().uptimeNanoseconds - sent) / 1e6)
             await recorder.wait(until: .applied(Int64(round)))
             let times = await recorder.times(Int64(round)).map { $0 > sent ? Double($0 - sent) / 1e6 : 0 }
@@ -185,8 +225,8 @@ enum EveryListenerApplies {
         let failures = await recorder.failureCount
         if failures > 0 { print("  (\(failures) of \(count) listeners failed to connect)") }
         let pulls = await recorder.pulls - pullsBefore
-        for socket in sockets { socket.stop.yield() }
-        for socket in sockets { await socket.task.value }
+        for socket in sockets + [writerSocket].compactMap(\.self) { socket.stop() }
+        for socket in sockets + [writerSocket].compactMap(\.self) { await socket.task.value }
         return (Percentiles(each), Percentiles(last), Percentiles(push), pulls)
     }
 

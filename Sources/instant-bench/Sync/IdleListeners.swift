@@ -31,7 +31,7 @@ enum IdleListeners {
         try await Task.sleep(for: .seconds(2))
         let after = Double(api.server.residentMemory() ?? 0)
         let open = await counter.ready.count
-        for socket in sockets { socket.stop.yield() }
+        for socket in sockets { socket.stop() }
         for socket in sockets { await socket.task.value }
         return (open, before, after)
     }

@@ -3,9 +3,15 @@ import HummingbirdWSClient
 import InstantJSON
 import Logging
 
-/// A benchmark client listening on a layer's WebSocket, reporting what it receives.
+/// A benchmark client listening on a layer's WebSocket, reporting what it receives; it may send
+/// sync requests on it.
 struct Listener {
-    let stop: AsyncStream<Void>.Continuation
+    private enum Outgoing {
+        case text(String)
+        case close
+    }
+
+    private let outgoing: AsyncStream<Outgoing>.Continuation
     let task: Task<Void, Never>
 
     /// Connects listener number `index`; `onMessage` gets every message with its arrival time.
@@ -14,8 +20,8 @@ struct Listener {
         onMessage: @escaping @Sendable (JSONValue, UInt64) async -> Void,
         onFailure: @escaping @Sendable (any Error) async -> Void
     ) {
-        let (stops, stop) = AsyncStream<Void>.makeStream()
-        self.stop = stop
+        let (sends, outgoing) = AsyncStream<Outgoing>.makeStream()
+        self.outgoing = outgoing
         task = Task {
             var logger = Logger(label: "bench.listener")
             logger.logLevel = .critical
@@ -31,8 +37,14 @@ struct Listener {
                             }
                         }
                         group.addTask {
-                            for await _ in stops { break }
-                            try await outbound.close(.normalClosure, reason: nil)
+                            for await send in sends {
+                                switch send {
+                                case .text(let text): try await outbound.write(.text(text))
+                                case .close:
+                                    try await outbound.close(.normalClosure, reason: nil)
+                                    return
+                                }
+                            }
                         }
                         try await group.next()
                         group.cancelAll()
@@ -44,9 +56,19 @@ struct Listener {
         }
     }
 
+    /// Sends a text message.
+    func send(_ text: String) {
+        outgoing.yield(.text(text))
+    }
+
+    /// Starts closing the connection.
+    func stop() {
+        outgoing.yield(.close)
+    }
+
     /// Closes the connection and waits for it to end.
     func close() async {
-        stop.yield()
+        stop()
         await task.value
     }
 }

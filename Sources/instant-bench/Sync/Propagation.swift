@@ -125,7 +125,7 @@ enum Propagation {
         }
         let failures = await recorder.failureCount
         if failures > 0 { print("  (\(failures) of \(count) listeners failed to connect)") }
-        for socket in sockets { socket.stop.yield() }
+        for socket in sockets { socket.stop() }
         for socket in sockets { await socket.task.value }
         return (Percentiles(pokeSamples), Percentiles(appliedSamples))
     }

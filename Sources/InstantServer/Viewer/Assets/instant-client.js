@@ -71,6 +71,13 @@ export function tokenClaims(jwt) {
 }
 
 /** An error the server answered with: its status and reason. */
+/** The listening socket closed before the answer to a sync request sent on it came. */
+class SocketClosed extends Error {
+  constructor() {
+    super('the WebSocket closed before the answer came');
+  }
+}
+
 export class ServerRefusal extends Error {
   constructor(status, reason) {
     super(reason);
@@ -144,6 +151,13 @@ export class InstantClient extends EventTarget {
   #waitingForToken = false;
   #closed = false;
   #socket = null;
+  /** How the request of the current sync cycle went out: `null` between requests, 'http' or 'socket'. */
+  #via = null;
+  /** The sync requests sent on the socket, by request id: their answers' resolvers. */
+  #socketRequests = new Map();
+  #nextRequestId = 1;
+  /** Change messages that came while a request on the socket waited for its answer. */
+  #held = [];
   /** WebSockets that closed before opening while the server answered (`auto` falls back after 3). */
   #socketFailures = 0;
   /** Listening attempts in a row that ended before a WebSocket opened (the delay grows with them). */
@@ -396,10 +410,11 @@ export class InstantClient extends EventTarget {
     this.#setState(batch ? SyncState.sending : SyncState.receiving);
     const controller = new AbortController();
     const timeout = setTimeout(() => controller.abort(), InstantClient.requestTimeout);
-    let response;
+    let outcome;
     try {
       if (!this.#downloaded) {
-        response = await fetch(this.url('snapshot'), {
+        this.#via = 'http';
+        outcome = await InstantClient.#overHTTP(this.url('snapshot'), {
           headers: { Authorization: this.authorization },
           signal: controller.signal,
           cache: 'no-store',
@@ -411,17 +426,29 @@ export class InstantClient extends EventTarget {
           changes: batch ? batch.changes.map(({ seq, ...change }) => change) : [],
         };
         if (batch) body.pushId = batch.pushId;
-        response = await fetch(this.url('sync'), {
-          method: 'POST',
-          headers: { Authorization: this.authorization, 'Content-Type': 'application/json' },
-          body: JSON.stringify(body),
-          signal: controller.signal,
-        });
+        const overHTTP = () => {
+          this.#via = 'http';
+          return InstantClient.#overHTTP(this.url('sync'), {
+            method: 'POST',
+            headers: { Authorization: this.authorization, 'Content-Type': 'application/json' },
+            body: JSON.stringify(body),
+            signal: controller.signal,
+          });
+        };
+        // On the listening socket when it is open, so that an active client makes no HTTP request;
+        // over HTTP otherwise, and at once when the socket closes before the answer.
+        const socket = this.#socket?.readyState === WebSocket.OPEN ? this.#socket : null;
+        outcome = socket
+          ? await this.#overSocket(socket, body, controller.signal).catch((error) => {
+            if (error instanceof SocketClosed) return overHTTP();
+            throw error;
+          })
+          : await overHTTP();
       }
-      if (response.ok) {
-        const answer = await response.json();
-        clearTimeout(timeout);
-        await this.#apply(answer, batch);
+      clearTimeout(timeout);
+      if (outcome.answer) {
+        await this.#apply(outcome.answer, batch);
+        await this.#applyHeld();
         this.#failures = 0;
         this.lastError = null;
         this.#setState(this.#hasPending() ? SyncState.pending : SyncState.clean);
@@ -433,10 +460,64 @@ export class InstantClient extends EventTarget {
       this.#setState(SyncState.offline);
       this.#scheduleRetry();
       return false;
+    } finally {
+      this.#via = null;
+      this.#held = [];
     }
-    clearTimeout(timeout);
-    const reason = await InstantClient.#reason(response);
-    return this.#refused(response.status, reason);
+    return this.#refused(outcome.status, outcome.reason);
+  }
+
+  /** A request over HTTP: `{answer}` for a 2xx, `{status, reason}` otherwise. */
+  static async #overHTTP(url, init) {
+    const response = await fetch(url, init);
+    if (response.ok) return { answer: await response.json() };
+    return { status: response.status, reason: await InstantClient.#reason(response) };
+  }
+
+  /**
+   * A sync request on the listening socket (`{"requestId", "sync"}`, docs/PROTOCOL.md): `{answer}`,
+   * or `{status, reason}` as over HTTP. Rejects with `SocketClosed` when the socket closes first,
+   * and with an error when `signal` aborts.
+   */
+  #overSocket(socket, body, signal) {
+    const requestId = String(this.#nextRequestId++);
+    return new Promise((resolve, reject) => {
+      this.#socketRequests.set(requestId, { resolve, reject });
+      signal.addEventListener('abort', () => {
+        this.#socketRequests.delete(requestId);
+        reject(new Error('no answer on the WebSocket in time'));
+      });
+      this.#via = 'socket';
+      socket.send(JSON.stringify({ requestId, sync: body }));
+    });
+  }
+
+  /** The requests on a socket that closed go over HTTP instead. */
+  #failSocketRequests() {
+    for (const request of this.#socketRequests.values()) request.reject(new SocketClosed());
+    this.#socketRequests.clear();
+  }
+
+  /** The answer to a sync request on the socket. */
+  #answered(message) {
+    const request = this.#socketRequests.get(String(message.requestId));
+    if (!request) return;
+    this.#socketRequests.delete(String(message.requestId));
+    if (message.answer) request.resolve({ answer: message.answer });
+    else request.resolve({ status: Number(message.error?.status) || 500, reason: String(message.error?.reason) });
+  }
+
+  /**
+   * The change messages that came while a request on the socket waited: those the answer included
+   * are dropped; the rest follow on from it (a gap makes the client pull).
+   */
+  async #applyHeld() {
+    while (this.#held.length > 0) {
+      const message = this.#held.shift();
+      if (message.revision <= this.#baseRevision) continue;
+      if (Array.isArray(message.records) && message.since === this.#baseRevision) await this.#apply(message, null);
+      else this.#syncAgain = true;
+    }
   }
 
   /** Handles a refusal: a new token for 401/403, a retry for 5xx and 429, a stop otherwise. */
@@ -561,6 +642,7 @@ export class InstantClient extends EventTarget {
       this.#socket = null;
       socket.onclose = null;
       socket.close(1000, 'new token');
+      this.#failSocketRequests();
     }
     this.#longPoll?.abort();
     this.#longPoll = null;
@@ -592,6 +674,7 @@ export class InstantClient extends EventTarget {
     };
     socket.onmessage = (event) => this.#message(event.data);
     socket.onclose = (event) => {
+      this.#failSocketRequests();
       if (this.#socket !== socket) return;
       this.#socket = null;
       if (this.#closed) return;
@@ -615,6 +698,10 @@ export class InstantClient extends EventTarget {
     } catch {
       return;
     }
+    if (message?.requestId !== undefined) {
+      this.#answered(message);
+      return;
+    }
     if (typeof message?.revision === 'number' && message.revision > this.#baseRevision) this.#changed(message);
     if (Array.isArray(message?.presence)) {
       this.#presence = message.presence
@@ -626,12 +713,18 @@ export class InstantClient extends EventTarget {
 
   /**
    * A newer revision on the socket: its records are applied as a sync answer's are (pending changes
-   * stay on top of them) when they take the client on from its base revision and no request is
-   * under way whose answer could be older; otherwise, or without records, a sync pulls them.
+   * stay on top of them) when they take the client on from its base revision and no HTTP request
+   * is under way whose answer could be older; otherwise, or without records, a sync pulls them.
+   * While a request on the socket is under way, they wait for its answer to be applied (answers
+   * and messages come in order on the socket).
    */
   #changed(message) {
+    if (this.#via === 'socket') {
+      this.#held.push(message);
+      return;
+    }
     const applicable = Array.isArray(message.records) && message.since === this.#baseRevision
-      && this.#downloaded && this.#syncing === null;
+      && this.#downloaded && this.#via === null;
     if (!applicable) {
       this.sync();
       return;

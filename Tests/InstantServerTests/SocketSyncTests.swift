@@ -1,0 +1,157 @@
+import Foundation
+import InstantJSON
+import InstantTesting
+import Testing
+
+@testable import InstantServer
+
+/// Sync requests sent on the listening WebSocket: the same answers and exactly-once rules as
+/// `POST …/sync`, in order with the change messages, and errors that name the request.
+@Suite("Listening for changes: sync requests on the WebSocket")
+struct SocketSyncTests {
+    /// Sends `{"requestId": id, "sync": body}` and waits for the reply carrying `id`.
+    static func request(_ socket: ListeningSocket, id: JSONValue, _ body: JSONValue) async throws -> JSONValue {
+        socket.send(JSONValue.object(["requestId": id, "sync": body]).serializedString())
+        return try #require(try await socket.message { $0["requestId"] == id }, "no reply to request \(id)")
+    }
+
+    /// The body of a sync request.
+    static func syncBody(client: String, base: Int64, pushID: Int64? = nil, _ changes: [JSONValue] = []) -> JSONValue {
+        var body: [String: JSONValue] = [
+            "clientId": .string(client), "baseRevision": .integer(base), "changes": .array(changes),
+        ]
+        if let pushID { body["pushId"] = .integer(pushID) }
+        return .object(body)
+    }
+
+    @Test func aPushOnTheSocketIsAnsweredThereAndAppliedOnceHoweverItIsRetried() async throws {
+        let fixture = try await SyncFixture()
+        try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
+            let socket = ListenRecordsTests.socket(port, id, token: token)
+            try await ListenRecordsTests.opened(socket)
+            let push = Self.syncBody(client: "a", base: 0, pushID: 1, [put("n1", noteContent(text: "on the socket"))])
+
+            let reply = try await Self.request(socket, id: "first", push)
+            let answer = try #require(reply["answer"])
+            #expect(answer["revision"]?.integerValue == 1)
+            #expect(answer["pushId"]?.integerValue == 1)
+            #expect(answer["rejected"] == [])
+            #expect(answer["records"]?.arrayValue?.map { $0["id"] } == ["n1"])
+
+            // What an HTTP client at revision 0 pulls is what the socket's answer carried.
+            let pulled = try await SyncClient(client, documentID: id, token: token, clientID: "b").sync()
+            #expect(pulled.json?["records"] == answer["records"])
+
+            // The same push again, on the socket and over HTTP, is answered without a new commit.
+            let again = try await Self.request(socket, id: 2, push)
+            #expect(again["answer"]?["revision"]?.integerValue == 1)
+            #expect(again["answer"]?["pushId"]?.integerValue == 1)
+            let overHTTP = try await SyncClient(client, documentID: id, token: token, clientID: "a")
+                .sync([put("n1", noteContent(text: "on the socket"))], pushID: 1)
+            #expect(overHTTP.json?["revision"]?.integerValue == 1)
+            #expect(overHTTP.json?["pushId"]?.integerValue == 1)
+            await socket.close()
+        }
+    }
+
+    @Test func changeMessagesAfterAnAnswerContinueFromItsRevision() async throws {
+        let fixture = try await SyncFixture()
+        try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
+            let pusher = ListenRecordsTests.socket(port, id, token: token)
+            let other = ListenRecordsTests.socket(port, id, token: token)
+            try await ListenRecordsTests.opened(pusher)
+            try await ListenRecordsTests.opened(other)
+
+            let reply = try await Self.request(
+                pusher, id: "p", Self.syncBody(client: "a", base: 0, pushID: 1, [put("n1", noteContent())]))
+            #expect(reply["answer"]?["revision"]?.integerValue == 1)
+            // Another listener gets the socket push's commit as a change message.
+            let forOther = try #require(try await other.message { $0["records"] != nil })
+            #expect(forOther["since"]?.integerValue == 0)
+            #expect(forOther["revision"]?.integerValue == 1)
+
+            // A commit made over HTTP afterwards reaches the pusher from the answer's revision on.
+            let bob = SyncClient(client, documentID: id, token: token, clientID: "b")
+            bob.baseRevision = 1
+            try await bob.sync([put("n2", noteContent(text: "from HTTP"))])
+            let next = try #require(try await pusher.message { $0["records"] != nil && $0["since"]?.integerValue == 1 })
+            #expect(next["revision"]?.integerValue == 2)
+            #expect(next["records"]?.arrayValue?.map { $0["id"] } == ["n2"])
+            // The pusher's own commit came in its answer, not in a change message after it.
+            let messages = await pusher.messages()
+            let answerIndex = try #require(messages.firstIndex { $0["requestId"] == "p" })
+            #expect(!messages[(answerIndex + 1)...].contains { $0["since"]?.integerValue == 0 })
+            await pusher.close()
+            await other.close()
+        }
+    }
+
+    @Test func aBadMessageIsAnsweredWithAnErrorAndTheSocketStaysOpen() async throws {
+        var fixture = try await SyncFixture()
+        fixture.harness.clientLimits.maxChangesPerPush = 2
+        try await ListenRecordsTests.onDocument(fixture) { [fixture] _, port, id, token in
+            let socket = ListenRecordsTests.socket(port, id, token: token)
+            try await ListenRecordsTests.opened(socket)
+
+            socket.send("not json")
+            let notJSON = try #require(try await socket.message { $0["error"] != nil })
+            #expect(notJSON["requestId"] == .null)
+            #expect(notJSON["error"]?["status"]?.integerValue == 400)
+            #expect(notJSON["error"]?["reason"]?.stringValue?.contains("not JSON") == true)
+
+            socket.send(#"{"requestId": "s"}"#)
+            let noSync = try #require(try await socket.message { $0["requestId"] == "s" })
+            #expect(noSync["error"]?["status"]?.integerValue == 400)
+            #expect(noSync["error"]?["reason"]?.stringValue?.hasPrefix("sync:") == true)
+
+            let noClient = try await Self.request(socket, id: "c", ["baseRevision": 0])
+            #expect(noClient["error"]?["reason"]?.stringValue?.hasPrefix("clientId:") == true)
+
+            let tooMany = try await Self.request(
+                socket, id: "m",
+                Self.syncBody(client: "a", base: 0, pushID: 1, (1...3).map { put("n\($0)", noteContent()) }))
+            #expect(tooMany["error"]?["status"]?.integerValue == 413)
+            #expect(tooMany["error"]?["reason"]?.stringValue?.contains("--max-changes-per-push") == true)
+
+            let longID = JSONValue.string(String(repeating: "r", count: 65))
+            socket.send(
+                JSONValue.object(["requestId": longID, "sync": Self.syncBody(client: "a", base: 0)]).serializedString())
+            let badID = try #require(
+                try await socket.message { $0["error"]?["reason"]?.stringValue?.hasPrefix("requestId:") == true })
+            #expect(badID["requestId"] == .null)
+
+            // A token without `write` has its changes rejected, as over HTTP.
+            let reader = ListenRecordsTests.socket(
+                port, id, token: try await fixture.token(id, user: "carol", permissions: ["read-document"]))
+            try await ListenRecordsTests.opened(reader)
+            let rejected = try await Self.request(
+                reader, id: 1, Self.syncBody(client: "r", base: 0, pushID: 1, [put("r1", noteContent())]))
+            #expect(rejected["answer"]?["rejected"]?.arrayValue?.first?["id"] == "r1")
+            #expect(rejected["answer"]?["revision"]?.integerValue == 0)
+
+            // After all that, the socket still takes a good push.
+            let good = try await Self.request(
+                socket, id: "g", Self.syncBody(client: "a", base: 0, pushID: 1, [put("n1", noteContent())]))
+            #expect(good["answer"]?["revision"]?.integerValue == 1)
+            await socket.close()
+            await reader.close()
+        }
+    }
+
+    @Test func aMessageOverTheSizeLimitClosesTheSocket() async throws {
+        var fixture = try await SyncFixture()
+        fixture.harness.clientLimits.maxSyncBodySize = 16 * 1024
+        try await ListenRecordsTests.onDocument(fixture) { _, port, id, token in
+            let socket = ListenRecordsTests.socket(port, id, token: token)
+            try await ListenRecordsTests.opened(socket)
+            let text = String(repeating: "x", count: 40_000)
+            socket.send(
+                JSONValue.object([
+                    "requestId": 1,
+                    "sync": Self.syncBody(client: "a", base: 0, pushID: 1, [put("n1", noteContent(text: text))]),
+                ]).serializedString())
+            let close = try await socket.closedByServer()
+            #expect(close?.closeCode == .messageTooLarge)
+        }
+    }
+}
