@@ -1,5 +1,6 @@
 import Foundation
 import InstantJSON
+import InstantTesting
 import Synchronization
 import Testing
 
@@ -534,6 +535,68 @@ struct StorageConformanceTests {
         // The first commit of the twenty deleted A; the others wrote their own record only.
         #expect(sets.first?.records.filter { $0.id == "A" }.map(\.isDeleted) == [true])
         #expect(sets.dropFirst().allSatisfy { $0.records.count == 1 && $0.records[0].revision == $0.revision })
+    }
+
+    /// The commits of one group transaction are decided and written in memory and stored together:
+    /// each still sees what the ones before it wrote (a put, a comment on it, the put's deletion,
+    /// which deletes the comment), and each answer reads the layer as the whole group left it.
+    @Test(arguments: StorageKind.available)
+    func theCommitsOfOneGroupSeeEachOthersWrites(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+        // A first commit holds the layer until released, so the next three wait and form one group.
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let (deciding, decidingSignal) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await storage.apply(documentID: "d", layer: "", push: nil) { _ in
+                decidingSignal.yield()
+                for await _ in released { break }
+                return LayerDecision(changes: [.put(Self.annotation("first"))], outcome: ())
+            }
+        }
+        for await _ in deciding { break }
+        let batches: [[RecordChange]] = [
+            [.put(Self.annotation("A"), condition: .absent)],
+            [.put(Self.comment("c", root: "A"))],
+            [.delete(id: "A", condition: .exists)],
+        ]
+        var commits: [Task<(CommitResult, [String]), any Error>] = []
+        for (index, changes) in batches.enumerated() {
+            commits.append(
+                Task {
+                    let (result, _, answer) = try await storage.apply(
+                        documentID: "d", layer: "", push: nil, reading: changes.map(\.recordID),
+                        deciding: { reader in
+                            // What the commits before it wrote, without a read of the database.
+                            if index == 2 {
+                                let comment = try await reader.record(id: "c")
+                                #expect(comment?.isDeleted == false)
+                            }
+                            return LayerDecision(changes: changes, outcome: ())
+                        },
+                        answerReadsChangesAfter: 1,
+                        answering: { reader, _, _ in
+                            try await reader.records(changedAfter: 1).map { "\($0.id)@\($0.revision)" }
+                        })
+                    return (result, answer)
+                })
+            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == index + 1 })
+        }
+        release.yield()
+        _ = try await holder.value
+        var results: [(CommitResult, [String])] = []
+        for commit in commits { results.append(try await commit.value) }
+        #expect(results.map(\.0.revision) == [2, 3, 4])
+        #expect(results.allSatisfy { $0.0.skipped.isEmpty }, "each condition held against the writes before it")
+        #expect(Set(results[2].0.applied.map(\.id)) == ["A", "c"], "the deletion took the comment put before it")
+        for (_, answer) in results {
+            #expect(answer == ["A@4", "c@4"], "every answer reads the layer as the group left it")
+        }
+        let stored = try await storage.changes(documentID: "d", layer: "", since: 0).records
+        #expect(stored.map { "\($0.id)@\($0.revision):\($0.isDeleted)" } == ["first@1:false", "A@4:true", "c@4:true"])
     }
 
     static func comment(_ id: String, root: String) -> RecordWrite {

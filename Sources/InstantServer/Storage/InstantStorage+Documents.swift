@@ -43,9 +43,12 @@ extension InstantStorage {
                 }
                 var revision = layer?.revision ?? 0
                 if !initialChanges.isEmpty, let layer {
+                    let records = GroupRecords()
                     revision = try await Self.commit(
-                        initialChanges, to: layer, in: transaction, onConditionFailure: .abortBatch, now: now
+                        initialChanges, to: layer, in: transaction, onConditionFailure: .abortBatch, now: now,
+                        records: records
                     ).revision
+                    try await records.flush(to: transaction, documentID: document.id, layer: "")
                     try await transaction.setRevision(documentID: document.id, layer: "", to: revision)
                 }
                 return ((), [.revisionChanged(documentID: document.id, layer: "", revision: revision)])

@@ -70,12 +70,16 @@ extension InstantStorage {
     ) async throws -> CommitResult {
         try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure,
-            deciding: { _ in LayerDecision(changes: changes, outcome: ()) }, answering: { _, _, _ in () }
+            reading: changes.map(\.recordID), deciding: { _ in LayerDecision(changes: changes, outcome: ()) },
+            answerReadsChangesAfter: nil, answering: { _, _, _ in () }
         ).result
     }
 
     /// Decides and applies a batch in one write transaction: `decide` reads the layer as it is at
     /// commit time and returns the changes to apply (failed conditions are skipped, not thrown).
+    /// The records with the ids in `reading` are read for it beforehand, together with those of the
+    /// other commits of its group transaction; it may read others (each such read is a statement of
+    /// its own while the layer is locked).
     ///
     /// With a `push` whose id is not above the client's last one, `decide` is not called, nothing is
     /// written, and the result has ``CommitResult/isDuplicatePush`` set and no outcome.
@@ -85,30 +89,36 @@ extension InstantStorage {
         documentID: String,
         layer: String,
         push: ClientPush?,
+        reading ids: [String] = [],
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
         let (result, outcome, _) = try await apply(
-            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide,
-            answering: { _, _, _ in () })
+            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, reading: ids,
+            deciding: decide, answerReadsChangesAfter: nil, answering: { _, _, _ in () })
         return (result, outcome)
     }
 
-    /// ``apply(documentID:layer:push:deciding:)``, then `answer` reads what the caller answers with
-    /// in the same transaction, right after the commit: its reader sees the layer at the revision the
-    /// commit left (its ``LayerReader/revision``), before any later commit. That saves a client's
-    /// push the read transaction its answer would need, but runs while the layer is locked: keep
-    /// `answer` short (a client far behind is better answered by ``read(documentID:layer:_:)``
-    /// after the commit).
+    /// ``apply(documentID:layer:push:reading:deciding:)``, then `answer` reads what the caller
+    /// answers with in the same transaction, once every commit of the group transaction is written:
+    /// its reader sees the layer at the revision the group left (its ``LayerReader/revision``, the
+    /// commit's own or a later one of its group). That saves a client's push the read transaction its
+    /// answer would need, but runs while the layer is locked: keep `answer` short (a client far
+    /// behind is better answered by ``read(documentID:layer:_:)`` after the commit).
+    ///
+    /// `answerReadsChangesAfter` is the lowest revision `answer` asks the records changed after
+    /// (``LayerReader/records(changedAfter:)``): the group reads them once for all its answers.
     public func apply<Outcome: Sendable, Answer: Sendable>(
         documentID: String,
         layer: String,
         push: ClientPush?,
+        reading ids: [String] = [],
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
+        answerReadsChangesAfter changesAfter: Int64?,
         answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
     ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
         try await apply(
-            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, deciding: decide,
-            answering: answer)
+            documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, reading: ids,
+            deciding: decide, answerReadsChangesAfter: changesAfter, answering: answer)
     }
 
     /// The write path of every change to a layer's records: a commit queued for the layer's next
@@ -118,7 +128,9 @@ extension InstantStorage {
         layer: String,
         push: ClientPush?,
         onConditionFailure: ConditionFailurePolicy,
+        reading ids: [String],
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
+        answerReadsChangesAfter changesAfter: Int64?,
         answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
     ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
         let now = clock()
@@ -126,21 +138,30 @@ extension InstantStorage {
         return try await withCheckedThrowingContinuation { continuation in
             let job = LayerCommitQueue.Job(
                 push: push,
+                reading: ids,
+                answerReadsChangesAfter: changesAfter,
                 run: { transaction, group in
+                    let committed: (result: CommitResult, outcome: Outcome?)
                     do {
-                        let (result, outcome) = try await Self.commit(
+                        committed = try await Self.commit(
                             in: transaction, group: &group, push: push, onConditionFailure: onConditionFailure,
                             now: now, deciding: decide)
-                        let after = LayerReader(
-                            transaction: transaction, documentID: documentID, layer: layer,
-                            revision: group.layer.revision)
-                        let value = (result, outcome, try await answer(after, result, outcome))
-                        return { continuation.resume(returning: value) }
                     } catch let error as StorageError where !error.failsTheTransaction {
                         // Refused before it wrote anything: the group goes on without it.
-                        return { continuation.resume(throwing: error) }
+                        return { _ in { continuation.resume(throwing: error) } }
                     } catch let refusal as DecisionFailure {
-                        return { continuation.resume(throwing: refusal.error) }
+                        return { _ in { continuation.resume(throwing: refusal.error) } }
+                    }
+                    return { after in
+                        do {
+                            let value = (
+                                committed.result, committed.outcome,
+                                try await answer(after, committed.result, committed.outcome)
+                            )
+                            return { continuation.resume(returning: value) }
+                        } catch let error as StorageError where !error.failsTheTransaction {
+                            return { continuation.resume(throwing: error) }
+                        }
                     }
                 },
                 fail: { continuation.resume(throwing: $0) })
@@ -148,30 +169,60 @@ extension InstantStorage {
         }
     }
 
-    /// One group transaction of a layer: the layer locked until the commit (commits to one layer
-    /// follow each other, on every server node, and each takes the revision after the one before),
-    /// the last push ids of the group's clients read at once, each commit in turn, then the layer's
-    /// revision, the push ids and the announcement written at once; after the commit the observers
-    /// and each commit's caller.
+    /// One group transaction of a layer, in a number of statements that does not grow with the
+    /// number of its commits (unless they read records beyond what they declared, or delete
+    /// annotations with comments):
+    /// 1. the layer locked until the commit (commits to one layer follow each other, on every
+    ///    server node, and each takes the revision after the one before);
+    /// 2. the last push ids of the group's clients, and the records every commit declared it reads,
+    ///    read at once;
+    /// 3. each commit in turn, deciding and writing in memory (``GroupRecords``);
+    /// 4. every record written, in one upsert; the records changed after the lowest revision the
+    ///    answers ask from, read once; each commit's answer from them;
+    /// 5. the layer's revision, the push ids and the announcement written at once;
+    ///
+    /// and after the commit, the observers and each commit's caller.
     private func commitGroup(_ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job]) async throws {
         let (events, changes, deliveries) = try await backend.write { transaction in
+            let (documentID, layerName) = (key.documentID, key.layer)
             let layer = try await Self.requireLayer(
-                transaction, documentID: key.documentID, name: key.layer, forUpdate: true)
+                transaction, documentID: documentID, name: layerName, forUpdate: true)
             let clients = Array(Set(jobs.compactMap { $0.push?.client }))
+            let records = GroupRecords()
+            let reading = Array(Set(jobs.flatMap(\.reading)))
+            if !reading.isEmpty {
+                records.remember(
+                    try await transaction.records(documentID: documentID, layer: layerName, ids: reading),
+                    lookedFor: reading)
+            }
             var group = GroupCommit(
                 layer: layer,
                 lastPushIDs: try await transaction.lastPushIDs(
-                    documentID: key.documentID, layer: key.layer, clients: clients))
+                    documentID: documentID, layer: layerName, clients: clients),
+                records: records)
+            var answering: [LayerCommitQueue.Answering] = []
+            for job in jobs { answering.append(try await job.run(transaction, &group)) }
+            try await records.flush(to: transaction, documentID: documentID, layer: layerName)
+
+            let changesAfter = jobs.compactMap(\.answerReadsChangesAfter).min()
+            var changed: ChangedRecords?
+            if let changesAfter {
+                changed = ChangedRecords(
+                    after: changesAfter,
+                    records: try await transaction.records(
+                        documentID: documentID, layer: layerName, changedAfter: changesAfter))
+            }
+            let after = LayerReader(
+                transaction: transaction, documentID: documentID, layer: layerName, revision: group.layer.revision,
+                records: records, changed: changed)
             var deliveries: [@Sendable () -> Void] = []
-            for job in jobs { deliveries.append(try await job.run(transaction, &group)) }
+            for answer in answering { deliveries.append(try await answer(after)) }
+
             let revised = group.layer.revision == layer.revision ? nil : group.layer.revision
             let events: [StorageEvent] =
-                revised.map {
-                    [.revisionChanged(documentID: key.documentID, layer: key.layer, revision: $0)]
-                } ?? []
+                revised.map { [.revisionChanged(documentID: documentID, layer: layerName, revision: $0)] } ?? []
             try await transaction.finishCommits(
-                documentID: key.documentID, layer: key.layer, revision: revised,
-                pushes: group.pushes, announcing: events)
+                documentID: documentID, layer: layerName, revision: revised, pushes: group.pushes, announcing: events)
             return (events, group.changes, deliveries)
         }
         await report(events, changes: changes)
@@ -189,7 +240,7 @@ extension InstantStorage {
     /// One commit inside a group transaction, on the layer as the commits before it left it:
     /// 1. exactly once: a push the client sent before changes nothing again;
     /// 2. the decision, against the records as they are now;
-    /// 3. the changes, with the rules every writer shares (``commit(_:to:in:onConditionFailure:now:known:)``);
+    /// 3. the changes, with the rules every writer shares (``commit(_:to:in:onConditionFailure:now:records:)``);
     /// 4. the push id, revision and what the commit wrote kept for the group's end.
     private static func commit<Outcome: Sendable>(
         in transaction: any StorageTransaction,
@@ -202,7 +253,7 @@ extension InstantStorage {
         let layer = group.layer
         let before = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name, revision: layer.revision,
-            remembering: true)
+            records: group.records)
         if let push {
             let last = group.lastPushIDs[push.client]
             if push.isRepeat(after: last) {
@@ -222,7 +273,7 @@ extension InstantStorage {
         }
         let result = try await commit(
             decision.changes, to: layer, in: transaction, onConditionFailure: onConditionFailure, now: now,
-            known: before.remembered)
+            records: group.records)
         if result.revision > layer.revision {
             group.changes.append(
                 LayerChangeSet(
@@ -249,16 +300,17 @@ extension InstantStorage {
     ///
     /// The layer's revision (``CommitResult/revision``) is for the caller to store, with the push
     /// ids, once for all the commits of its transaction
-    /// (``StorageTransaction/finishCommits(documentID:layer:revision:pushes:announcing:)``).
-    /// `known` holds records already read in this transaction since the layer was locked (what the
-    /// decision read), which are not read again.
+    /// (``StorageTransaction/finishCommits(documentID:layer:revision:pushes:announcing:)``). The
+    /// records are read through `records` (what the transaction read or wrote since the layer was
+    /// locked is not read again) and written there: the caller flushes them to the database
+    /// (``GroupRecords/flush(to:documentID:layer:)``).
     static func commit(
         _ changes: [RecordChange],
         to layer: StoredLayer,
         in transaction: any StorageTransaction,
         onConditionFailure: ConditionFailurePolicy,
         now: Date,
-        known: RememberedRecords = RememberedRecords()
+        records: GroupRecords
     ) async throws -> CommitResult {
         let revision = layer.revision + 1
         let deletedIDs = changes.compactMap { change -> String? in
@@ -268,14 +320,18 @@ extension InstantStorage {
         // Everything the batch can touch, read once: the records it names, and the comments of
         // the threads it may delete.
         var rows: [String: RecordRow] = [:]
-        let named = Set(changes.map(\.recordID))
-        let unread = named.filter { !known.wasRead($0) }
-        for record in try await transaction.records(documentID: layer.documentID, layer: layer.name, ids: Array(unread))
-            + named.compactMap({ known.records[$0] })
-        {
+        let named = Array(Set(changes.map(\.recordID)))
+        let (known, unknown) = records.known(named)
+        let read =
+            unknown.isEmpty
+            ? [] : try await transaction.records(documentID: layer.documentID, layer: layer.name, ids: unknown)
+        records.remember(read, lookedFor: unknown)
+        for record in read + known.values {
             rows[record.id] = RecordRow(record: record, threadRoot: threadRoot(of: record))
         }
         if !deletedIDs.isEmpty {
+            // The threads are found by their index in the database, which needs the writes so far.
+            try await records.flush(to: transaction, documentID: layer.documentID, layer: layer.name)
             for comment in try await transaction.comments(
                 documentID: layer.documentID, layer: layer.name, threadRoots: deletedIDs)
             where rows[comment.id] == nil {
@@ -331,7 +387,7 @@ extension InstantStorage {
         // A record written twice in the batch is stored as it was last written.
         var seen: Set<String> = []
         let finalRows = written.reversed().filter { seen.insert($0).inserted }.reversed().compactMap { rows[$0] }
-        try await transaction.upsert(Array(finalRows), documentID: layer.documentID, layer: layer.name)
+        records.write(Array(finalRows))
         return CommitResult(revision: revision, applied: applied, skipped: skipped)
     }
 
@@ -370,39 +426,42 @@ extension InstantStorage {
 }
 
 /// A consistent view of one layer inside a write transaction, for deciding a batch of changes
-/// against the records as they are at commit time.
+/// against the records as they are at commit time, or for answering once the commits are written.
 public struct LayerReader: Sendable {
     let transaction: any StorageTransaction
     let documentID: String
     let layer: String
-    /// The layer's revision before the batch.
+    /// The layer's revision: before the batch when deciding, after the commits when answering.
     public let revision: Int64
-    /// What ``records(ids:)`` read, when the commit that follows may reuse it.
-    private let memory: RecordMemory?
+    /// The records the transaction read and wrote so far, consulted first.
+    private let known: GroupRecords?
+    /// The records changed after some revision, read once for several readers.
+    private let changed: ChangedRecords?
 
     init(
         transaction: any StorageTransaction, documentID: String, layer: String, revision: Int64,
-        remembering: Bool = false
+        records: GroupRecords? = nil, changed: ChangedRecords? = nil
     ) {
         self.transaction = transaction
         self.documentID = documentID
         self.layer = layer
         self.revision = revision
-        memory = remembering ? RecordMemory() : nil
+        known = records
+        self.changed = changed
     }
-
-    /// The records read by ``records(ids:)`` so far (with the ids found absent).
-    var remembered: RememberedRecords { memory?.state.withLock { $0 } ?? RememberedRecords() }
 
     /// The records with the given ids (tombstones included), by id; ids without a record are absent.
     public func records(ids: [String]) async throws -> [String: StoredRecord] {
         guard !ids.isEmpty else { return [:] }
-        let records = try await transaction.records(documentID: documentID, layer: layer, ids: ids)
-        let found = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        memory?.state.withLock { memory in
-            memory.absent.formUnion(ids.filter { found[$0] == nil })
-            memory.records.merge(found) { _, new in new }
+        guard let known else {
+            let records = try await transaction.records(documentID: documentID, layer: layer, ids: ids)
+            return Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }
+        var (found, unknown) = known.known(ids)
+        guard !unknown.isEmpty else { return found }
+        let read = try await transaction.records(documentID: documentID, layer: layer, ids: unknown)
+        known.remember(read, lookedFor: unknown)
+        for record in read { found[record.id] = record }
         return found
     }
 
@@ -414,7 +473,11 @@ public struct LayerReader: Sendable {
     /// The records (tombstones included) with a revision above the given one, by revision then id;
     /// after a commit, its own writes included.
     public func records(changedAfter revision: Int64) async throws -> [StoredRecord] {
-        try await transaction.records(documentID: documentID, layer: layer, changedAfter: revision)
+        if let changed, changed.after <= revision {
+            return changed.records.filter { $0.revision > revision }
+        }
+        try await known?.flush(to: transaction, documentID: documentID, layer: layer)
+        return try await transaction.records(documentID: documentID, layer: layer, changedAfter: revision)
     }
 
     /// The last push id applied for a client on the layer, or `nil`.
@@ -423,43 +486,8 @@ public struct LayerReader: Sendable {
     }
 }
 
-/// Where a ``LayerReader`` remembers what it read (shared by its copies).
-final class RecordMemory: Sendable {
-    let state = Mutex(RememberedRecords())
-}
-
-/// Records read in a transaction after the layer was locked: nothing else writes them before the
-/// commit, so the commit need not read them again.
-struct RememberedRecords: Sendable {
-    /// The records found, by id.
-    var records: [String: StoredRecord] = [:]
-    /// The ids looked for and not found.
-    var absent: Set<String> = []
-
-    /// Whether the id was looked for (found or not).
-    func wasRead(_ id: String) -> Bool { records[id] != nil || absent.contains(id) }
-}
-
-/// What the commits of one group transaction share: the layer as they left it, and the clients'
-/// last push ids, read once for the group and then as its commits apply pushes, which the group
-/// stores at its end; and what each commit wrote, for the observers once the group committed.
-struct GroupCommit: Sendable {
-    var layer: StoredLayer
-    var lastPushIDs: [ClientIdentity: Int64]
-    /// What each commit that changed the layer wrote, in order.
-    var changes: [LayerChangeSet] = []
-    /// The push state to store at the end, one per client.
-    private(set) var pushes: [StoredPush] = []
-
-    init(layer: StoredLayer, lastPushIDs: [ClientIdentity: Int64]) {
-        self.layer = layer
-        self.lastPushIDs = lastPushIDs
-    }
-
-    /// Notes a push applied (or found to change nothing) at `revision`.
-    mutating func record(_ push: ClientPush, revision: Int64) {
-        lastPushIDs[push.client] = push.pushID
-        pushes.removeAll { $0.client == push.client }
-        pushes.append(StoredPush(client: push.client, pushID: push.pushID, revision: revision))
-    }
+/// The records (tombstones included) changed after a revision, by revision then id.
+struct ChangedRecords: Sendable {
+    var after: Int64
+    var records: [StoredRecord]
 }

@@ -14,13 +14,22 @@ final class LayerCommitQueue: Sendable {
     struct Job: Sendable {
         /// The push the commit applies, whose client's last push id the group reads beforehand.
         var push: ClientPush?
+        /// The records its decision reads, which the group reads beforehand for all its commits.
+        var reading: [String]
+        /// The lowest revision its answer asks the changes after, if it asks for any: the group
+        /// reads them once for all its answers.
+        var answerReadsChangesAfter: Int64?
         /// Runs the commit inside the group's transaction on the layer as the commits before it
-        /// left it (and updates it); returns how to deliver its outcome once the transaction
-        /// committed. It throws only what must fail the whole group (the database failed).
-        var run: @Sendable (any StorageTransaction, inout GroupCommit) async throws -> @Sendable () -> Void
+        /// left it (and updates it); returns how to answer once every commit of the group is
+        /// written. It throws only what must fail the whole group (the database failed).
+        var run: @Sendable (any StorageTransaction, inout GroupCommit) async throws -> Answering
         /// Delivers the transaction's failure instead.
         var fail: @Sendable (any Error) -> Void
     }
+
+    /// Answers a commit from a reader of the layer after its group's commits, in the group's
+    /// transaction; returns how to deliver its outcome once the transaction committed.
+    typealias Answering = @Sendable (LayerReader) async throws -> @Sendable () -> Void
 
     struct LayerKey: Hashable, Sendable {
         var documentID: String
@@ -48,6 +57,11 @@ final class LayerCommitQueue: Sendable {
         }
         guard starts else { return }
         Task { await drain(key, transaction) }
+    }
+
+    /// How many commits wait for the layer's next group transaction.
+    func waitingCount(on key: LayerKey) -> Int {
+        queues.withLock { $0[key]?.waiting.count ?? 0 }
     }
 
     /// Runs groups until nothing waits on the layer.

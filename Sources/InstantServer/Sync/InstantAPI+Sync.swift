@@ -81,7 +81,8 @@ extension InstantAPI {
             // layer's lock.
             let answersInCommit = !reset && current.revision - baseRevision <= Self.answerInCommitLimit
             let (committed, outcome, early) = try await storage.apply(
-                documentID: documentID, layer: layer, push: push, deciding: planner.decide,
+                documentID: documentID, layer: layer, push: push, reading: Array(planner.referencedIDs),
+                deciding: planner.decide, answerReadsChangesAfter: answersInCommit ? baseRevision : nil,
                 answering: { reader, result, outcome -> SyncAnswer? in
                     guard answersInCommit else { return nil }
                     return try await answering(reader, result, outcome ?? [])

@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+
+/// What the commits of one group transaction share: the layer as they left it, and the clients'
+/// last push ids, read once for the group and then as its commits apply pushes, which the group
+/// stores at its end; the records they read and write (``GroupRecords``); and what each commit
+/// wrote, for the observers once the group committed.
+struct GroupCommit: Sendable {
+    var layer: StoredLayer
+    var lastPushIDs: [ClientIdentity: Int64]
+    /// The records the group's commits read and wrote.
+    let records: GroupRecords
+    /// What each commit that changed the layer wrote, in order.
+    var changes: [LayerChangeSet] = []
+    /// The push state to store at the end, one per client.
+    private(set) var pushes: [StoredPush] = []
+
+    init(layer: StoredLayer, lastPushIDs: [ClientIdentity: Int64], records: GroupRecords) {
+        self.layer = layer
+        self.lastPushIDs = lastPushIDs
+        self.records = records
+    }
+
+    /// Notes a push applied (or found to change nothing) at `revision`.
+    mutating func record(_ push: ClientPush, revision: Int64) {
+        lastPushIDs[push.client] = push.pushID
+        pushes.removeAll { $0.client == push.client }
+        pushes.append(StoredPush(client: push.client, pushID: push.pushID, revision: revision))
+    }
+}
+
+/// The records of one layer that the commits of a write transaction read and write, kept in memory
+/// while the layer is locked: nothing else writes them before the transaction ends, so a record read
+/// once is not read again, and the writes of all the commits go to the database together, in one
+/// upsert, when the transaction needs them there (``flush(to:documentID:layer:)``), each record as
+/// it was last written. A commit sees the writes of the commits before it from here.
+final class GroupRecords: Sendable {
+    private struct State {
+        /// The records as they are now in the transaction (read, or written since), by id.
+        var records: [String: StoredRecord] = [:]
+        /// The ids looked for and not found (and not written since).
+        var absent: Set<String> = []
+        /// The rows written since the last flush, by id.
+        var unflushed: [String: RecordRow] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// The records with the given ids, as far as they are known here, and the ids not known.
+    func known(_ ids: [String]) -> (found: [String: StoredRecord], unknown: [String]) {
+        state.withLock { state in
+            var found: [String: StoredRecord] = [:]
+            var unknown: [String] = []
+            for id in ids {
+                if let record = state.records[id] {
+                    found[id] = record
+                } else if !state.absent.contains(id) {
+                    unknown.append(id)
+                }
+            }
+            return (found, unknown)
+        }
+    }
+
+    /// Notes what a read of `ids` found.
+    func remember(_ found: [StoredRecord], lookedFor ids: [String]) {
+        state.withLock { state in
+            for record in found { state.records[record.id] = record }
+            let foundIDs = Set(found.map(\.id))
+            state.absent.formUnion(ids.filter { !foundIDs.contains($0) })
+        }
+    }
+
+    /// Keeps rows a commit wrote, for the next flush; later reads here see them.
+    func write(_ rows: [RecordRow]) {
+        state.withLock { state in
+            for row in rows {
+                state.records[row.record.id] = row.record
+                state.absent.remove(row.record.id)
+                state.unflushed[row.record.id] = row
+            }
+        }
+    }
+
+    /// Writes the rows kept since the last flush to the database, in one upsert.
+    func flush(to transaction: any StorageTransaction, documentID: String, layer: String) async throws {
+        let rows = state.withLock { state in
+            defer { state.unflushed = [:] }
+            return Array(state.unflushed.values)
+        }
+        guard !rows.isEmpty else { return }
+        try await transaction.upsert(rows, documentID: documentID, layer: layer)
+    }
+}
