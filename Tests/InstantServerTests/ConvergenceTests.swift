@@ -340,7 +340,8 @@ struct ConvergenceTests {
                 server[record["id"]?.stringValue ?? ""] = record["content"]
             }
             #expect(pushes > 50 && reconnects > 5 && dropped > 5, "the run exercised drops and reconnects")
-            #expect(clients.map(\.applied).reduce(0, +) > 50, "most changes came as change messages")
+            #expect(clients.map(\.applied).reduce(0, +) > 0, "changes came as change messages")
+            #expect(clients.map(\.pulls).reduce(0, +) > 0, "gaps were filled by pulls")
             for simulated in clients {
                 #expect(simulated.confirmed == server, "client \(simulated.sync.clientID) converged")
                 await simulated.socket.close()

@@ -577,11 +577,15 @@ struct StorageConformanceTests {
                             }
                             return LayerDecision(changes: changes, outcome: ())
                         },
-                        answerReadsChangesAfter: 1,
+                        answerReadsChangesAfter: { locked in
+                            #expect(locked == 1, "the group locked the layer after the first commit")
+                            return 1
+                        },
                         answering: { reader, _, _ in
-                            try await reader.records(changedAfter: 1).map { "\($0.id)@\($0.revision)" }
+                            #expect(reader.pageCount == 1)
+                            return try await reader.records(changedAfter: 1).map { "\($0.id)@\($0.revision)" }
                         })
-                    return (result, answer)
+                    return (result, answer ?? [])
                 })
             #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == index + 1 })
         }

@@ -8,6 +8,8 @@ import Synchronization
 struct GroupCommit: Sendable {
     var layer: StoredLayer
     var lastPushIDs: [ClientIdentity: Int64]
+    /// The document's page count.
+    let pageCount: Int
     /// The records the group's commits read and wrote.
     let records: GroupRecords
     /// What each commit that changed the layer wrote, in order.
@@ -15,9 +17,10 @@ struct GroupCommit: Sendable {
     /// The push state to store at the end, one per client.
     private(set) var pushes: [StoredPush] = []
 
-    init(layer: StoredLayer, lastPushIDs: [ClientIdentity: Int64], records: GroupRecords) {
+    init(layer: StoredLayer, lastPushIDs: [ClientIdentity: Int64], pageCount: Int, records: GroupRecords) {
         self.layer = layer
         self.lastPushIDs = lastPushIDs
+        self.pageCount = pageCount
         self.records = records
     }
 

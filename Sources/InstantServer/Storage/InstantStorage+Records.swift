@@ -71,7 +71,7 @@ extension InstantStorage {
         try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure,
             reading: changes.map(\.recordID), deciding: { _ in LayerDecision(changes: changes, outcome: ()) },
-            answerReadsChangesAfter: nil, answering: { _, _, _ in () }
+            answerReadsChangesAfter: { _ in nil }, answering: { _, _, _ in () }
         ).result
     }
 
@@ -94,7 +94,7 @@ extension InstantStorage {
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
         let (result, outcome, _) = try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, reading: ids,
-            deciding: decide, answerReadsChangesAfter: nil, answering: { _, _, _ in () })
+            deciding: decide, answerReadsChangesAfter: { _ in nil }, answering: { _, _, _ in () })
         return (result, outcome)
     }
 
@@ -102,20 +102,23 @@ extension InstantStorage {
     /// answers with in the same transaction, once every commit of the group transaction is written:
     /// its reader sees the layer at the revision the group left (its ``LayerReader/revision``, the
     /// commit's own or a later one of its group). That saves a client's push the read transaction its
-    /// answer would need, but runs while the layer is locked: keep `answer` short (a client far
-    /// behind is better answered by ``read(documentID:layer:_:)`` after the commit).
+    /// answer would need, but runs while the layer is locked: keep `answer` short.
     ///
-    /// `answerReadsChangesAfter` is the lowest revision `answer` asks the records changed after
-    /// (``LayerReader/records(changedAfter:)``): the group reads them once for all its answers.
+    /// `answerReadsChangesAfter` gets the layer's revision when its group transaction locked it and
+    /// says after which revision `answer` will ask the changed records
+    /// (``LayerReader/records(changedAfter:)``), which the group reads once for all its answers; or
+    /// `nil` not to answer in the transaction (a client far behind is better answered by
+    /// ``read(documentID:layer:_:)`` after the commit): then `answer` is not called, and the answer
+    /// is `nil`.
     public func apply<Outcome: Sendable, Answer: Sendable>(
         documentID: String,
         layer: String,
         push: ClientPush?,
         reading ids: [String] = [],
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
-        answerReadsChangesAfter changesAfter: Int64?,
+        answerReadsChangesAfter changesAfter: @escaping @Sendable (_ lockedRevision: Int64) -> Int64?,
         answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
-    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
+    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer?) {
         try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, reading: ids,
             deciding: decide, answerReadsChangesAfter: changesAfter, answering: answer)
@@ -130,9 +133,9 @@ extension InstantStorage {
         onConditionFailure: ConditionFailurePolicy,
         reading ids: [String],
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
-        answerReadsChangesAfter changesAfter: Int64?,
+        answerReadsChangesAfter changesAfter: @escaping @Sendable (_ lockedRevision: Int64) -> Int64?,
         answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
-    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer) {
+    ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer?) {
         let now = clock()
         let key = LayerCommitQueue.LayerKey(documentID: documentID, layer: layer)
         return try await withCheckedThrowingContinuation { continuation in
@@ -154,10 +157,9 @@ extension InstantStorage {
                     }
                     return { after in
                         do {
-                            let value = (
-                                committed.result, committed.outcome,
-                                try await answer(after, committed.result, committed.outcome)
-                            )
+                            var answered: Answer?
+                            if let after { answered = try await answer(after, committed.result, committed.outcome) }
+                            let value = (committed.result, committed.outcome, answered)
                             return { continuation.resume(returning: value) }
                         } catch let error as StorageError where !error.failsTheTransaction {
                             return { continuation.resume(throwing: error) }
@@ -185,8 +187,8 @@ extension InstantStorage {
     private func commitGroup(_ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job]) async throws {
         let (events, changes, deliveries) = try await backend.write { transaction in
             let (documentID, layerName) = (key.documentID, key.layer)
-            let layer = try await Self.requireLayer(
-                transaction, documentID: documentID, name: layerName, forUpdate: true)
+            guard let (layer, pageCount) = try await transaction.lockLayer(documentID: documentID, name: layerName)
+            else { throw try await Self.missingLayer(transaction, documentID: documentID, name: layerName) }
             let clients = Array(Set(jobs.compactMap { $0.push?.client }))
             let records = GroupRecords()
             let reading = Array(Set(jobs.flatMap(\.reading)))
@@ -199,14 +201,14 @@ extension InstantStorage {
                 layer: layer,
                 lastPushIDs: try await transaction.lastPushIDs(
                     documentID: documentID, layer: layerName, clients: clients),
-                records: records)
+                pageCount: pageCount, records: records)
             var answering: [LayerCommitQueue.Answering] = []
             for job in jobs { answering.append(try await job.run(transaction, &group)) }
             try await records.flush(to: transaction, documentID: documentID, layer: layerName)
 
-            let changesAfter = jobs.compactMap(\.answerReadsChangesAfter).min()
+            let answersAfter = jobs.map { $0.answerReadsChangesAfter(layer.revision) }
             var changed: ChangedRecords?
-            if let changesAfter {
+            if let changesAfter = answersAfter.compactMap(\.self).min() {
                 changed = ChangedRecords(
                     after: changesAfter,
                     records: try await transaction.records(
@@ -214,9 +216,11 @@ extension InstantStorage {
             }
             let after = LayerReader(
                 transaction: transaction, documentID: documentID, layer: layerName, revision: group.layer.revision,
-                records: records, changed: changed)
+                pageCount: pageCount, records: records, changed: changed)
             var deliveries: [@Sendable () -> Void] = []
-            for answer in answering { deliveries.append(try await answer(after)) }
+            for (answer, answersAfter) in zip(answering, answersAfter) {
+                deliveries.append(try await answer(answersAfter == nil ? nil : after))
+            }
 
             let revised = group.layer.revision == layer.revision ? nil : group.layer.revision
             let events: [StorageEvent] =
@@ -253,7 +257,7 @@ extension InstantStorage {
         let layer = group.layer
         let before = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name, revision: layer.revision,
-            records: group.records)
+            pageCount: group.pageCount, records: group.records)
         if let push {
             let last = group.lastPushIDs[push.client]
             if push.isRepeat(after: last) {
@@ -433,6 +437,8 @@ public struct LayerReader: Sendable {
     let layer: String
     /// The layer's revision: before the batch when deciding, after the commits when answering.
     public let revision: Int64
+    /// The document's page count, inside a commit (`nil` elsewhere).
+    public let pageCount: Int?
     /// The records the transaction read and wrote so far, consulted first.
     private let known: GroupRecords?
     /// The records changed after some revision, read once for several readers.
@@ -440,12 +446,13 @@ public struct LayerReader: Sendable {
 
     init(
         transaction: any StorageTransaction, documentID: String, layer: String, revision: Int64,
-        records: GroupRecords? = nil, changed: ChangedRecords? = nil
+        pageCount: Int? = nil, records: GroupRecords? = nil, changed: ChangedRecords? = nil
     ) {
         self.transaction = transaction
         self.documentID = documentID
         self.layer = layer
         self.revision = revision
+        self.pageCount = pageCount
         known = records
         self.changed = changed
     }

@@ -101,8 +101,15 @@ public final class InstantStorage: Sendable {
         if let layer = try await transaction.layer(documentID: documentID, name: name, forUpdate: forUpdate) {
             return layer
         }
+        throw try await missingLayer(transaction, documentID: documentID, name: name)
+    }
+
+    /// Why a layer was not found: its document is missing (thrown), or the layer is (returned).
+    static func missingLayer(_ transaction: any StorageTransaction, documentID: String, name: String) async throws
+        -> StorageError
+    {
         _ = try await requireDocument(transaction, documentID)
-        throw StorageError(
+        return StorageError(
             .layerNotFound,
             "The document '\(documentID)' has no layer named '\(name)'. Create it with POST /api/documents/\(documentID)/layers."
         )

@@ -16,9 +16,10 @@ final class LayerCommitQueue: Sendable {
         var push: ClientPush?
         /// The records its decision reads, which the group reads beforehand for all its commits.
         var reading: [String]
-        /// The lowest revision its answer asks the changes after, if it asks for any: the group
-        /// reads them once for all its answers.
-        var answerReadsChangesAfter: Int64?
+        /// Given the layer's revision when the group locked it, the revision its answer asks the
+        /// changes after, or `nil` when it is not answered in the transaction: the group reads them
+        /// once for all its answers.
+        var answerReadsChangesAfter: @Sendable (Int64) -> Int64?
         /// Runs the commit inside the group's transaction on the layer as the commits before it
         /// left it (and updates it); returns how to answer once every commit of the group is
         /// written. It throws only what must fail the whole group (the database failed).
@@ -28,8 +29,9 @@ final class LayerCommitQueue: Sendable {
     }
 
     /// Answers a commit from a reader of the layer after its group's commits, in the group's
-    /// transaction; returns how to deliver its outcome once the transaction committed.
-    typealias Answering = @Sendable (LayerReader) async throws -> @Sendable () -> Void
+    /// transaction (`nil` when it is not answered there); returns how to deliver its outcome once
+    /// the transaction committed.
+    typealias Answering = @Sendable (LayerReader?) async throws -> @Sendable () -> Void
 
     struct LayerKey: Hashable, Sendable {
         var documentID: String

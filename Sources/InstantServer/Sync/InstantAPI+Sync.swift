@@ -35,8 +35,6 @@ extension InstantAPI {
     /// are the ones synced.
     func sync(_ syncRequest: SyncRequest, token: ClientToken, logger: Logger) async throws -> EncodedSyncAnswer {
         let (documentID, layer, limits) = (token.documentID, token.layer, configuration.clientLimits)
-        let (pageCount, current) = try await storage.pageCountAndLayer(documentID: documentID, layer: layer)
-
         let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
             guard case .put(let content, _) = change.operation else { return nil }
             return content["imageAttachmentId"]?.stringValue
@@ -45,7 +43,6 @@ extension InstantAPI {
         let planner = SyncPlanner(
             token: token,
             request: syncRequest,
-            pageCount: pageCount,
             availableAttachments: attachments,
             maxRecordSize: limits.maxRecordSize,
             now: Date()
@@ -60,33 +57,46 @@ extension InstantAPI {
         let baseRevision = syncRequest.baseRevision
         // A base revision the layer never had (the client talked to a layer since deleted and
         // created again, or to another server) cannot be caught up with changes: send everything.
-        let reset = baseRevision > current.revision
         let answering = { @Sendable (reader: LayerReader, result: CommitResult, rejections: [SyncRejection]) in
             try await Self.syncAnswer(
-                reader, request: syncRequest, client: client, reset: reset, result: result, rejections: rejections)
+                reader, request: syncRequest, client: client, reset: baseRevision > reader.revision, result: result,
+                rejections: rejections)
         }
         let result: CommitResult
         let rejections: [SyncRejection]
         let answer: SyncAnswer
         if syncRequest.changes.isEmpty {
-            // A pull writes nothing: one read transaction, beside the layer's commits.
-            result = CommitResult(revision: current.revision, applied: [], skipped: [])
-            rejections = []
+            // A pull writes nothing: one read transaction, beside the layer's commits (the layer
+            // created first if this is its first client).
+            _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
             answer = try await storage.read(documentID: documentID, layer: layer) { reader in
-                try await answering(reader, result, [])
+                try await answering(reader, CommitResult(revision: reader.revision, applied: [], skipped: []), [])
             }
+            result = CommitResult(revision: answer.revision, applied: [], skipped: [])
+            rejections = []
         } else {
-            // A client close behind is answered in the commit's own transaction, right after its
-            // commit; one further behind after the commit, so that its larger read does not hold the
-            // layer's lock.
-            let answersInCommit = !reset && current.revision - baseRevision <= Self.answerInCommitLimit
-            let (committed, outcome, early) = try await storage.apply(
-                documentID: documentID, layer: layer, push: push, reading: Array(planner.referencedIDs),
-                deciding: planner.decide, answerReadsChangesAfter: answersInCommit ? baseRevision : nil,
-                answering: { reader, result, outcome -> SyncAnswer? in
-                    guard answersInCommit else { return nil }
-                    return try await answering(reader, result, outcome ?? [])
-                })
+            // A client close behind is answered in its group transaction, after the commits; one
+            // further behind (or with a base revision the layer never had) after the commit, so
+            // that its larger read does not hold the layer's lock.
+            let apply = {
+                try await self.storage.apply(
+                    documentID: documentID, layer: layer, push: push, reading: Array(planner.referencedIDs),
+                    deciding: planner.decide,
+                    answerReadsChangesAfter: { locked in
+                        baseRevision <= locked && locked - baseRevision <= Self.answerInCommitLimit ? baseRevision : nil
+                    },
+                    answering: { reader, result, outcome in try await answering(reader, result, outcome ?? []) })
+            }
+            let committed: CommitResult
+            let outcome: [SyncRejection]?
+            let early: SyncAnswer?
+            do {
+                (committed, outcome, early) = try await apply()
+            } catch let error as StorageError where error.code == .layerNotFound {
+                // The layer's first client: the layer is created from the document's own records.
+                _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
+                (committed, outcome, early) = try await apply()
+            }
             result = committed
             rejections = outcome ?? []
             if let early {

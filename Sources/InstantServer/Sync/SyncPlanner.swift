@@ -6,7 +6,6 @@ import InstantJSON
 struct SyncPlanner: Sendable {
     let token: ClientToken
     let request: SyncRequest
-    let pageCount: Int
     /// The referenced attachments the document has (checked before the transaction: attachments
     /// are immutable).
     let availableAttachments: Set<String>
@@ -22,7 +21,9 @@ struct SyncPlanner: Sendable {
         var content: JSONValue?
     }
 
+    /// Decides inside a commit (where the reader knows the document's page count).
     func decide(_ reader: LayerReader) async throws -> LayerDecision<[SyncRejection]> {
+        let pageCount = reader.pageCount ?? 0
         var changes: [RecordChange] = []
         var rejections: [SyncRejection] = []
         // Every stored record the decisions look at, read at once: the records the push names, the

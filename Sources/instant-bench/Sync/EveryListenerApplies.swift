@@ -151,7 +151,7 @@ enum EveryListenerApplies {
         let writerToken = try await api.server.token(document: document, user: "writer")
         let recorder = Recorder(listeners: count)
         let base = api.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
-        let query = mode == .records ? "&changes=records" : ""
+        let query = mode == .pokes ? "" : "&changes=records"
         var sockets: [Listener] = []
         for index in 0..<count {
             // A token each: one token may hold only 16 listening connections.

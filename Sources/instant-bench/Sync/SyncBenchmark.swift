@@ -61,7 +61,12 @@ struct SyncBenchmark: AsyncParsableCommand {
             target = try await ServerUnderTest.connect(
                 url, dataDirectory: URL(fileURLWithPath: dataDir), processID: serverPID)
         } else {
-            target = try await ServerUnderTest.start()
+            // The writer's own WebSocket (pushes on the socket) listens beside the largest count of
+            // listeners, one more than the default per-layer limit at 1,000.
+            let mostListeners = (applying + listeners).max() ?? 0
+            target = try await ServerUnderTest.start(arguments: [
+                "--max-listeners-per-layer", "\(max(1000, mostListeners + 1))",
+            ])
         }
         defer { target.stop() }
         var configuration = HTTPClient.Configuration()

@@ -118,6 +118,12 @@ public protocol StorageTransaction: Sendable {
     /// so that commits to one layer follow each other even across server nodes.
     func layer(documentID: String, name: String, forUpdate: Bool) async throws -> StoredLayer?
 
+    /// Locks the layer for a group of commits, as ``layer(documentID:name:forUpdate:)`` with
+    /// `forUpdate`, and reads the document's page count with it; `nil` when the layer (or the
+    /// document) is missing. The default reads both one after the other and locks nothing else:
+    /// enough for a backend whose write transactions exclude each other.
+    func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)?
+
     /// The document's page count (`nil` without the document) and its layer of that name (`nil`
     /// when missing), read together: what a client request looks up first. The default reads the
     /// document and the layer one after the other.
@@ -238,6 +244,13 @@ extension StorageTransaction {
                 push.pushID, documentID: documentID, layer: layer, client: push.client, revision: push.revision)
         }
         for event in events { try await announce(event) }
+    }
+
+    public func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)? {
+        guard let layer = try await layer(documentID: documentID, name: name, forUpdate: true),
+            let document = try await document(id: documentID)
+        else { return nil }
+        return (layer, document.pageCount)
     }
 
     public func pageCountAndLayer(documentID: String, name: String) async throws
