@@ -226,12 +226,7 @@ extension InstantAPI {
                         }
                         if state.presenceVersion != sentPresenceVersion {
                             sentPresenceVersion = state.presenceVersion
-                            let presence = state.presence.map {
-                                ["userId": .optional($0.userID), "connections": .integer(Int64($0.connections))]
-                                    as JSONValue
-                            }
-                            messages.append(
-                                ByteBuffer(bytes: JSONValue.object(["presence": .array(presence)]).serialized()))
+                            messages.append(state.presenceMessage)
                         }
                         return messages
                     }

@@ -1,4 +1,6 @@
 import Foundation
+import InstantJSON
+import NIOCore
 
 /// The realtime side of the server: wakes the listeners of a layer when its revision goes up,
 /// keeps the list of users listening on each layer (presence), cuts off revoked tokens and holds
@@ -48,6 +50,9 @@ public actor LayerEvents {
         public var presence: [Presence]
         /// Goes up whenever ``presence`` is published anew, so listeners compare one number.
         public var presenceVersion: Int
+        /// ``presence`` as the message listening WebSockets send, `{"presence": [...]}`, encoded
+        /// once per publication for all of them.
+        var presenceMessage: ByteBuffer
         /// Whether the listener's token was revoked.
         public var isRevoked: Bool
         /// The change messages of the commits after the revision the listener asked from, in order,
@@ -78,10 +83,19 @@ public actor LayerEvents {
     private struct PublishedPresence {
         var version = 0
         var entries: [Presence] = []
+        var message = PublishedPresence.message(of: [])
         /// This node's share of ``entries``, as last sent on ``localPresence``.
         var localEntries: [Presence] = []
         var publishedAt: ContinuousClock.Instant?
         var isFlushScheduled = false
+
+        /// `{"presence": [{"userId", "connections"}, ...]}`
+        static func message(of entries: [Presence]) -> ByteBuffer {
+            let list = entries.map { entry -> JSONValue in
+                ["userId": .optional(entry.userID), "connections": .integer(Int64(entry.connections))]
+            }
+            return ByteBuffer(bytes: JSONValue.object(["presence": .array(list)]).serialized())
+        }
     }
 
     /// The presence another node reported for a layer, until it expires unless reported again.
@@ -223,6 +237,7 @@ public actor LayerEvents {
             revision: revisions[layer],
             presence: current?.entries ?? [],
             presenceVersion: current?.version ?? 0,
+            presenceMessage: current?.message ?? PublishedPresence.message(of: []),
             isRevoked: listeners[id]?.isRevoked ?? false,
             changes: changes
         )
@@ -276,6 +291,7 @@ public actor LayerEvents {
         published.publishedAt = now
         if entries != published.entries || published.version == 0 {
             published.entries = entries
+            published.message = PublishedPresence.message(of: entries)
             published.version += 1
             presence[layer] = published
             wakeAll(on: layer)
