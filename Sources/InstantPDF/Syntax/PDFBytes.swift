@@ -49,8 +49,9 @@ struct PDFBytes: RandomAccessCollection, @unchecked Sendable {
     init<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         let count = bytes.count
         let memory = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: Swift.max(count, 1))
-        let copied = bytes.withContiguousStorageIfAvailable { source in
+        let copied: Bool? = bytes.withContiguousStorageIfAvailable { source in
             if let start = source.baseAddress { memory.baseAddress!.initialize(from: start, count: source.count) }
+            return true
         }
         if copied == nil { _ = memory.initialize(from: bytes) }
         self.init(Storage(base: UnsafeRawPointer(memory.baseAddress), count: count, mapped: false))
