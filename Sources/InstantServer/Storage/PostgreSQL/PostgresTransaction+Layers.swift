@@ -24,19 +24,10 @@ extension PostgresTransaction {
     }
 
     func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)? {
-        // The layer's row locked as in `layer(forUpdate:)`, and the page count in the same statement.
-        try await map(
-            """
-            SELECT layers.revision, jsonb_array_length(documents.pages)
-            FROM layers JOIN documents ON documents.id = layers.document_id
-            WHERE layers.document_id = \(documentID) AND layers.name = \(name)
-            FOR UPDATE OF layers
-            """,
+        try await rows(
+            PreparedStatements.LockLayer(documentID: documentID, layer: name),
             "locking the layer '\(name)' of the document '\(documentID)'"
-        ) { row in
-            let (revision, pageCount) = try row.decode((Int64, Int).self)
-            return (layer: StoredLayer(documentID: documentID, name: name, revision: revision), pageCount: pageCount)
-        }.first
+        ).first.map { (layer: StoredLayer(documentID: documentID, name: name, revision: $0.0), pageCount: $0.1) }
     }
 
     func insertLayer(documentID: String, name: String, revision: Int64) async throws -> Bool {

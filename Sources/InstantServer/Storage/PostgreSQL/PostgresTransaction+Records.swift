@@ -21,14 +21,9 @@ extension PostgresTransaction {
 
     func records(documentID: String, layer: String, ids: [String]) async throws -> [StoredRecord] {
         guard !ids.isEmpty else { return [] }
-        return try await map(
-            """
-            SELECT \(unescaped: Self.recordColumns) FROM records
-            WHERE document_id = \(documentID) AND layer = \(layer) AND id = ANY(\(ids))
-            """,
-            "reading \(ids.count) records of the layer '\(layer)' of the document '\(documentID)'",
-            Self.record(from:)
-        )
+        return try await rows(
+            PreparedStatements.RecordsByID(documentID: documentID, layer: layer, ids: ids),
+            "reading \(ids.count) records of the layer '\(layer)' of the document '\(documentID)'")
     }
 
     func comments(documentID: String, layer: String, threadRoots: [String]) async throws -> [StoredRecord] {
@@ -45,15 +40,9 @@ extension PostgresTransaction {
     }
 
     func records(documentID: String, layer: String, changedAfter revision: Int64) async throws -> [StoredRecord] {
-        try await map(
-            """
-            SELECT \(unescaped: Self.recordColumns) FROM records
-            WHERE document_id = \(documentID) AND layer = \(layer) AND revision > \(revision)
-            ORDER BY revision, id
-            """,
-            "reading the changes after revision \(revision) of the layer '\(layer)' of the document '\(documentID)'",
-            Self.record(from:)
-        )
+        try await rows(
+            PreparedStatements.RecordsChangedAfter(documentID: documentID, layer: layer, revision: revision),
+            "reading the changes after revision \(revision) of the layer '\(layer)' of the document '\(documentID)'")
     }
 
     func upsert(_ rows: [RecordRow], documentID: String, layer: String) async throws {
@@ -150,47 +139,27 @@ extension PostgresTransaction {
         -> [ClientIdentity: Int64]
     {
         guard !clients.isEmpty else { return [:] }
-        let rows = try await map(
-            """
-            SELECT user_scope, client_id, push_id FROM client_pushes
-            WHERE document_id = \(documentID) AND layer = \(layer) AND (user_scope, client_id) IN (
-                SELECT * FROM unnest(\(clients.map(\.userScope))::text[], \(clients.map(\.clientID))::text[]))
-            """,
+        let pushes = try await rows(
+            PreparedStatements.LastPushIDs(documentID: documentID, layer: layer, clients: clients),
             "reading the last pushes of \(clients.count) clients on the layer '\(layer)' of the document '\(documentID)'"
-        ) { try $0.decode((String, String, Int64).self) }
+        )
         let byKey = Dictionary(
-            rows.map { ("\($0.0)\u{0}\($0.1)", $0.2) }, uniquingKeysWith: { first, _ in first })
+            pushes.map { ("\($0.0)\u{0}\($0.1)", $0.2) }, uniquingKeysWith: { first, _ in first })
         var found: [ClientIdentity: Int64] = [:]
         for client in clients { found[client] = byKey["\(client.userScope)\u{0}\(client.clientID)"] }
         return found
     }
 
-    /// One statement: the revision, the push ids and the notifications of a group transaction.
+    /// One statement: the revision, the push ids and the notifications of a group transaction
+    /// (``PreparedStatements/FinishCommits``).
     func finishCommits(
         documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
     ) async throws {
         let payloads = try events.flatMap { try PostgresBackend.payloads(.committed($0)) }
-        // Data-modifying WITH queries run once whether or not the main query reads them; pg_notify
-        // delivers at commit, in commit order, and not at all on rollback.
-        try await execute(
-            """
-            WITH revised AS (
-                UPDATE layers SET revision = \(revision)::bigint
-                WHERE document_id = \(documentID) AND name = \(layer) AND \(revision)::bigint IS NOT NULL
-                RETURNING 1
-            ), pushed AS (
-                INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
-                SELECT \(documentID), \(layer), pushes.* FROM unnest(
-                    \(pushes.map(\.client.userScope))::text[], \(pushes.map(\.client.clientID))::text[],
-                    \(pushes.map(\.pushID))::bigint[], \(pushes.map(\.revision))::bigint[]) AS pushes
-                ON CONFLICT (document_id, layer, user_scope, client_id)
-                    DO UPDATE SET push_id = EXCLUDED.push_id, revision = EXCLUDED.revision
-                RETURNING 1
-            )
-            SELECT pg_notify(\(PostgresBackend.eventChannel), payload) FROM unnest(\(payloads)::text[]) AS payload
-            """,
-            "finishing the commits to the layer '\(layer)' of the document '\(documentID)'"
-        )
+        _ = try await rows(
+            PreparedStatements.FinishCommits(
+                documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads),
+            "finishing the commits to the layer '\(layer)' of the document '\(documentID)'")
     }
 
     static func record(from row: PostgresRow) throws -> StoredRecord {
