@@ -430,7 +430,7 @@ struct ClientUserTests {
     @Test func cancellingOneLayersDownloadLeavesTheSharedPDFDownloadToTheOthers() async throws {
         let server = try await LiveServer()
         defer { server.remove() }
-        let transport = HeldPDFTransport(serverURL: server.server.baseURL)
+        let transport = TestTransport(serverURL: server.server.baseURL, holdingPDFDownloads: true)
         let client = try InstantClient(
             serverURL: server.server.baseURL, dataDirectory: server.clientDirectory("s"), transport: transport)
         let (first, second) = (try await server.token(layer: "a"), try await server.token(layer: "b"))

@@ -128,8 +128,13 @@ struct ClientSyncTests {
         let descriptors = try client.localDocumentDescriptors()
         #expect(descriptors.map(\.identifier) == [server.documentID])
         let descriptor = try #require(descriptors.first)
+        // The state is determined when a document is first obtained, not before (the seeds).
+        #expect(descriptor.documentState == .unknown)
+        #expect(descriptor.isDownloaded)
+        #expect(throws: InstantError.self) { try descriptor.download(usingJWT: jwt) }
+        let document = descriptor.editableDocument
         #expect(descriptor.documentState == .dirty, "the pending edit survived")
-        #expect(try descriptor.editableDocument.annotation(withIdentifier: id) != nil)
+        #expect(try document.annotation(withIdentifier: id) != nil)
         // Tokens are not stored: the relaunched app hands one over, and the edit goes out.
         try descriptor.reauthenticate(withJWT: jwt)
         #expect(try await eventually { descriptor.documentState == .clean })

@@ -64,6 +64,8 @@ struct DocumentStateMachineInvariantTests {
                 || (machine.cycle == nil && !machine.automaticSyncScheduled && !machine.retryScheduled),
             "nothing syncs or waits to sync while the token is refused")
         check(!machine.automaticSyncScheduled || state == .dirty, "the automatic timer runs only when dirty")
+        check(machine.localData == .absent || state == .unknown, "unopened local data leaves the state unknown")
+        check(!machine.listeningConnectionLost || machine.isListening, "only an open channel can lose its connection")
         check(
             !machine.retryScheduled || [.clean, .dirty, .needsResetForDatabaseMigration].contains(state),
             "retries wait only at rest")

@@ -19,7 +19,7 @@ private struct Driver {
     }
 
     /// The notifications posted so far, in order.
-    var notifications: [DescriptorNotification] {
+    var notifications: [InstantDescriptorEvent] {
         log.compactMap { if case .post(let notification) = $0 { notification } else { nil } }
     }
 
@@ -56,6 +56,39 @@ struct DocumentStateMachineScenarioTests {
             ])
         #expect(driver.log.filter { $0 == .sendChanges }.count == 2)
         #expect(driver.machine.cycle == nil)
+    }
+
+    @Test("A dropped listening connection is announced once, however many reconnections fail, and its return too")
+    func droppedListeningConnection() {
+        var driver = Driver()
+        driver.send(.localDataOpened(hasLocalChanges: false))
+        driver.send(.startListening)
+        driver.send(.responseReceived)
+        driver.send(.responseApplied(hasLocalChanges: false))
+        #expect(driver.send(.listeningFailed(networkError)) == [.post(.didFailListening(networkError))])
+        for _ in 0..<5 { #expect(driver.send(.listeningFailed(networkError)).isEmpty) }
+        #expect(driver.machine.isListening, "the listener keeps trying")
+        #expect(driver.send(.listeningResumed) == [.post(.didResumeListening)])
+        #expect(driver.send(.listeningResumed).isEmpty)
+        // Lost again, then closed by the app: a later connection starts afresh.
+        driver.send(.listeningFailed(networkError))
+        #expect(driver.send(.stopListening) == [.stopListening])
+        #expect(!driver.machine.listeningConnectionLost)
+        #expect(driver.send(.listeningFailed(networkError)).isEmpty, "a closed channel reports nothing")
+    }
+
+    @Test("Local data of an earlier launch is opened when first asked for, once")
+    func localDataOpenedOnFirstRequest() {
+        var driver = Driver()
+        driver.send(.localDataFound)
+        #expect(driver.state == .unknown)
+        #expect(driver.machine.isDownloaded)
+        #expect(driver.send(.localDataRequested) == [.openLocalData])
+        #expect(driver.send(.localDataRequested).isEmpty, "opening is under way")
+        #expect(driver.machine.isDownloaded)
+        #expect(driver.send(.localDataOpened(hasLocalChanges: true)) == [.scheduleAutomaticSync(after: .seconds(1))])
+        #expect(driver.state == .dirty)
+        #expect(driver.send(.localDataRequested).isEmpty)
     }
 
     @Test("A cycle without local changes only fetches")

@@ -25,7 +25,7 @@ private let firstRetry = Duration.milliseconds(500)
 
 /// Named starting points for the table.
 enum Situation: String, CaseIterable, CustomTestStringConvertible {
-    case unknown, downloading, needsContentMigration, migratingContent, needsReset, resetting
+    case unknown, foundLocalData, downloading, needsContentMigration, migratingContent, needsReset, resetting
     case clean, dirty, sending, fetching, applying, invalid
     case cleanAwaitingReauthentication, dirtyWithRetryPending, cleanListening
 
@@ -33,6 +33,7 @@ enum Situation: String, CaseIterable, CustomTestStringConvertible {
     var path: [DocumentStateMachine.Event] {
         switch self {
         case .unknown: []
+        case .foundLocalData: [.localDataFound]
         case .downloading: [.downloadRequested]
         case .needsContentMigration: [.migrationNeeded(.content)]
         case .migratingContent: [.migrationNeeded(.content), .migrationStarted(.content)]
@@ -62,7 +63,7 @@ enum Situation: String, CaseIterable, CustomTestStringConvertible {
     /// The state the path ends in.
     var state: InstantDocumentState {
         switch self {
-        case .unknown, .downloading: .unknown
+        case .unknown, .foundLocalData, .downloading: .unknown
         case .needsContentMigration: .needsContentMigration
         case .migratingContent: .migratingContent
         case .needsReset: .needsResetForDatabaseMigration
@@ -86,7 +87,8 @@ enum Situation: String, CaseIterable, CustomTestStringConvertible {
 
 /// Every event the table is checked against, with representative payloads.
 let allEvents: [DocumentStateMachine.Event] = [
-    .localDataOpened(hasLocalChanges: false), .localDataOpened(hasLocalChanges: true),
+    .localDataFound, .localDataRequested, .localDataOpened(hasLocalChanges: false),
+    .localDataOpened(hasLocalChanges: true),
     .migrationNeeded(.content), .migrationNeeded(.databaseReset),
     .migrationStarted(.content), .migrationStarted(.databaseReset),
     .migrationFinished(.content, hasLocalChanges: false), .migrationFinished(.databaseReset, hasLocalChanges: false),
@@ -98,6 +100,8 @@ let allEvents: [DocumentStateMachine.Event] = [
     .syncRequested(.retryDelayElapsed),
     .responseReceived, .responseApplied(hasLocalChanges: false), .responseApplied(hasLocalChanges: true),
     .requestFailed(.authenticationFailed), .requestFailed(networkError), .requestFailed(rejection),
+    .listeningFailed(.authenticationFailed), .listeningFailed(networkError), .listeningFailed(rejection),
+    .listeningResumed,
     .stopSyncing(cancelCurrentRequest: false), .stopSyncing(cancelCurrentRequest: true),
     .reauthenticationSucceeded, .reauthenticationFailed(mismatch),
     .startListening, .stopListening, .delayChanged(.disabled), .delayChanged(.after(.seconds(5))),
@@ -182,18 +186,28 @@ private let sharedRows: [Row] =
         .applying, .cleanAwaitingReauthentication, .dirtyWithRetryPending, .cleanListening,
     ].flatMap(downloadedRows)
     + cycleRows(.sending, fallback: .dirty) + cycleRows(.fetching, fallback: .clean)
-    + cycleRows(.applying, fallback: .dirty)
+    + cycleRows(.applying, fallback: .dirty) + unknownRows(.unknown) + unknownRows(.foundLocalData)
+
+/// Rows of `unknown`, nothing downloaded or data of an earlier launch not opened yet: opening the
+/// data settles the state; sync does nothing.
+private func unknownRows(_ s: Situation) -> [Row] {
+    [
+        Row(s, .localDataOpened(hasLocalChanges: false), .clean, []),
+        Row(s, .localDataOpened(hasLocalChanges: true), .dirty, [.scheduleAutomaticSync(after: oneSecond)]),
+        Row(s, .migrationNeeded(.content), .needsContentMigration, []),
+        Row(s, .migrationNeeded(.databaseReset), .resettingForDatabaseMigration, [.performMigration(.databaseReset)]),
+        Row(s, .migrationStarted(.content), .unknown, [.refuse(.notDownloaded)]),
+        Row(s, .startListening, .unknown, []),
+    ]
+}
 
 private let specificRows: [Row] = [
-    // unknown: nothing downloaded yet. Opening local data settles the state; sync does nothing.
-    Row(.unknown, .localDataOpened(hasLocalChanges: false), .clean, []),
-    Row(.unknown, .localDataOpened(hasLocalChanges: true), .dirty, [.scheduleAutomaticSync(after: oneSecond)]),
-    Row(.unknown, .migrationNeeded(.content), .needsContentMigration, []),
-    Row(
-        .unknown, .migrationNeeded(.databaseReset), .resettingForDatabaseMigration, [.performMigration(.databaseReset)]),
-    Row(.unknown, .migrationStarted(.content), .unknown, [.refuse(.notDownloaded)]),
+    // unknown: a download starts; data of an earlier launch is opened (and the state determined)
+    // only when a document is asked for, and cannot be downloaded again.
     Row(.unknown, .downloadRequested, .unknown, [.startDownload]),
-    Row(.unknown, .startListening, .unknown, []),
+    Row(.unknown, .localDataFound, .unknown, []),
+    Row(.foundLocalData, .localDataRequested, .unknown, [.openLocalData]),
+    Row(.foundLocalData, .downloadRequested, .unknown, [.refuse(.alreadyDownloaded)]),
 
     // downloading: a second request starts nothing; the outcome is announced.
     Row(.downloading, .migrationStarted(.content), .unknown, [.refuse(.notDownloaded)]),
@@ -291,9 +305,12 @@ private let specificRows: [Row] = [
     Row(.cleanListening, .localChangeCommitted, .dirty, [.scheduleAutomaticSync(after: oneSecond)]),
     Row(.cleanListening, .syncRequested(.manual), .receivingChanges, [.post(.didBeginSyncing), .fetchChanges]),
     Row(.cleanListening, .syncRequested(.serverPoke), .receivingChanges, [.post(.didBeginSyncing), .fetchChanges]),
+    // A dropped connection is announced; the listener reconnects by itself after network failures.
+    Row(.cleanListening, .listeningFailed(networkError), .clean, [.post(.didFailListening(networkError))]),
     Row(
-        .cleanListening, .requestFailed(.authenticationFailed), .clean, [.stopListening, .post(.didFailAuthentication)]),
-    Row(.cleanListening, .requestFailed(rejection), .clean, [.stopListening]),
+        .cleanListening, .listeningFailed(.authenticationFailed), .clean,
+        [.stopListening, .post(.didFailAuthentication)]),
+    Row(.cleanListening, .listeningFailed(rejection), .clean, [.stopListening, .post(.didFailListening(rejection))]),
     Row(.cleanListening, .stopListening, .clean, [.stopListening]),
 ]
 

@@ -36,23 +36,26 @@ struct InstantErrorAndNotificationTests {
     @Test("Each notification has its own name and carries its payload in userInfo")
     func notificationNamesAndUserInfo() {
         let error = InstantError(.couldNotReachServer, "offline")
-        let all: [DescriptorNotification] = [
+        let all: [InstantDescriptorEvent] = [
             .didBeginSyncing, .syncCycleDidChangeState(.sendingChanges), .didFinishSyncing, .didFailSyncing(error),
             .didFailAuthentication, .didFinishDownload, .didFailDownload(error), .didFinishReauthentication,
-            .didFailReauthentication(error),
+            .didFailReauthentication(error), .didFailListening(error), .didResumeListening,
         ]
         #expect(Set(all.map(\.name)).count == all.count)
         #expect(
-            DescriptorNotification.didFailSyncing(error).userInfo()[InstantNotificationKey.error] as? InstantError
+            InstantDescriptorEvent.didFailListening(error).userInfo()[InstantNotificationKey.error] as? InstantError
                 == error)
         #expect(
-            DescriptorNotification.syncCycleDidChangeState(.receivingChanges).userInfo()[
+            InstantDescriptorEvent.didFailSyncing(error).userInfo()[InstantNotificationKey.error] as? InstantError
+                == error)
+        #expect(
+            InstantDescriptorEvent.syncCycleDidChangeState(.receivingChanges).userInfo()[
                 InstantNotificationKey.documentState]
                 as? InstantDocumentState == .receivingChanges)
         #expect(
-            DescriptorNotification.didFinishReauthentication.userInfo(jwt: "a.b.c")[InstantNotificationKey.jwt]
+            InstantDescriptorEvent.didFinishReauthentication.userInfo(jwt: "a.b.c")[InstantNotificationKey.jwt]
                 as? String == "a.b.c")
-        #expect(DescriptorNotification.didBeginSyncing.userInfo().isEmpty)
+        #expect(InstantDescriptorEvent.didBeginSyncing.userInfo().isEmpty)
     }
 
     @Test("States have stable raw values and readable names")

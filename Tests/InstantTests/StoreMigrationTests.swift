@@ -61,6 +61,8 @@ struct StoreMigrationTests {
 
         let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
         let descriptor = try client.documentDescriptor(forJWT: jwt)
+        #expect(descriptor.documentState == .unknown, "determined when a document is first obtained")
+        _ = descriptor.editableDocument
         #expect(descriptor.documentState == .needsContentMigration)
         let storedTokens = try await DatabaseQueue(
             path: directory.appendingPathComponent(LocalStore.databaseFile).path
@@ -107,8 +109,10 @@ struct StoreMigrationTests {
 
         let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
         let descriptor = try client.documentDescriptor(forJWT: jwt)
-        // The reset starts by itself and asks for a token (none is stored); with it, the pending
-        // change goes out, then everything is fetched again.
+        // The reset starts once a document is asked for and asks for a token (none is stored);
+        // with it, the pending change goes out, then everything is fetched again.
+        #expect(descriptor.documentState == .unknown)
+        _ = descriptor.readOnlyDocument()
         #expect(try await eventually { descriptor.documentState == .needsResetForDatabaseMigration })
         try descriptor.reauthenticate(withJWT: jwt)
         #expect(try await eventually { descriptor.documentState == .clean })
@@ -139,8 +143,9 @@ struct DamagedStoreTests {
 
         let client = try InstantClient(serverURL: server.server.baseURL, dataDirectory: directory)
         let descriptor = try client.documentDescriptor(forJWT: jwt)
-        #expect(descriptor.documentState == .invalid)
+        #expect(descriptor.documentState == .unknown)
         #expect(throws: InstantError.self) { try descriptor.editableDocument.annotations() }
+        #expect(descriptor.documentState == .invalid)
         try descriptor.removeLocalStorage()
         #expect(descriptor.documentState == .unknown)
         try descriptor.download(usingJWT: jwt)

@@ -161,7 +161,7 @@ public final class InstantClient: @unchecked Sendable {
             return (descriptor, true)
         }
         if created.1, let local {
-            created.0.openLocalData(local)
+            created.0.foundLocalData(local)
         }
         return created.0
     }

@@ -27,6 +27,13 @@ public protocol InstantClientDelegate: AnyObject, Sendable {
     func instantClient(
         _ client: InstantClient, descriptor: InstantDocumentDescriptor,
         didFailReauthenticationWithError error: InstantError)
+    /// The listening connection dropped or could not be made (`instantDidFailListening`): after a
+    /// network failure the descriptor keeps reconnecting; after any other, listening has ended.
+    func instantClient(
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didFailListeningWithError error: InstantError)
+    /// The listening connection is back (`instantDidResumeListening`).
+    func instantClient(_ client: InstantClient, didResumeListeningFor descriptor: InstantDocumentDescriptor)
 }
 
 extension InstantClientDelegate {
@@ -52,4 +59,9 @@ extension InstantClientDelegate {
         _ client: InstantClient, descriptor: InstantDocumentDescriptor,
         didFailReauthenticationWithError error: InstantError
     ) {}
+    public func instantClient(
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didFailListeningWithError error: InstantError
+    ) {}
+    public func instantClient(_ client: InstantClient, didResumeListeningFor descriptor: InstantDocumentDescriptor) {}
 }

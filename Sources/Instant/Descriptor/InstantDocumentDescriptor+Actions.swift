@@ -5,6 +5,7 @@ extension InstantDocumentDescriptor {
     /// Performs one action of the state machine.
     func perform(_ action: DocumentStateMachine.Action) {
         switch action {
+        case .openLocalData: openLocalData()
         case .startDownload: startDownload()
         case .cancelDownload:
             replaceTask(\.downloadTask, with: nil) {
@@ -107,7 +108,7 @@ extension InstantDocumentDescriptor {
             guard current else { return }
             deliver(outcome)
             if case .downloadFinished = outcome {
-                for document in documents { document.notifyChanges(nil) }
+                for document in documents { document.notifyChanges(.reload) }
             }
         }
         lock.withLock { if downloadGeneration == generation { downloadTask = task } }
@@ -130,7 +131,7 @@ extension InstantDocumentDescriptor {
                 progress.completedUnitCount = progress.totalUnitCount
                 lock.withLock { _migrationProgress = nil }
                 deliver(.migrationFinished(.content, hasLocalChanges: hasLocalChanges))
-                for document in documents { document.notifyChanges(nil) }
+                for document in documents { document.notifyChanges(.reload) }
             } catch {
                 lock.withLock { _migrationProgress = nil }
                 deliver(.migrationFailed(.content, InstantError(.contentMigrationFailed, "\(error)")))
@@ -160,7 +161,7 @@ extension InstantDocumentDescriptor {
                 try store.replaceRecords(
                     documentID: documentID, layer: layer, revision: snapshot.revision, records: snapshot.records)
                 deliver(.migrationFinished(.databaseReset, hasLocalChanges: false))
-                for document in documents { document.notifyChanges(nil) }
+                for document in documents { document.notifyChanges(.reload) }
             } catch let error as InstantError {
                 deliver(.migrationFailed(.databaseReset, error))
             } catch {
@@ -231,7 +232,7 @@ extension InstantDocumentDescriptor {
         do {
             let result = try store.apply(
                 pending.answer, push: pending.push, documentID: identifier, layer: layerName)
-            for document in documents { document.notifyChanges(result.changedIDs) }
+            for document in documents { document.notifyChanges(result.change) }
             deliver(.responseApplied(hasLocalChanges: result.hasLocalChanges))
         } catch {
             deliver(.corruptionDetected)
@@ -253,15 +254,21 @@ extension InstantDocumentDescriptor {
                     let since = max(announced, try store.revision(documentID: documentID, layer: layer))
                     let revision = try await transport.waitForChange(
                         documentID: documentID, layer: layer, jwt: jwt, since: since)
-                    failures = 0
+                    if failures > 0 {
+                        failures = 0
+                        deliver(.listeningResumed)
+                    }
                     if revision > since, !Task.isCancelled {
                         announced = revision
                         deliver(.syncRequested(.serverPoke))
                     }
-                } catch let error as InstantError where error.code == .authenticationFailed {
-                    deliver(.requestFailed(error))
-                    return
                 } catch {
+                    guard !Task.isCancelled else { return }
+                    let failure = error as? InstantError ?? InstantError(.storageFailed, "\(error)")
+                    // The machine posts the failure once and stops this task unless it is a
+                    // network failure.
+                    deliver(.listeningFailed(failure))
+                    guard failure.isRetryable else { return }
                     // The network is down or the server restarts: try again, less and less often
                     // (the sync retries' policy), and never give up.
                     failures += 1
@@ -275,12 +282,13 @@ extension InstantDocumentDescriptor {
 
     // MARK: Notifications
 
-    private func post(_ notification: DescriptorNotification) {
+    private func post(_ notification: InstantDescriptorEvent) {
         let jwt = lock.withLock { self.jwt }
         let userInfo = notification.userInfo(jwt: jwt)
         let client = self.client
         notificationQueue.async { [self] in
             NotificationCenter.default.post(name: notification.name, object: self, userInfo: userInfo)
+            eventBroadcast.yield(notification)
             guard let client, let delegate = client.delegate else { return }
             switch notification {
             case .didBeginSyncing: delegate.instantClient(client, didBeginSyncFor: self)
@@ -295,6 +303,9 @@ extension InstantDocumentDescriptor {
                 delegate.instantClient(client, descriptor: self, didFinishReauthenticationWithJWT: jwt ?? "")
             case .didFailReauthentication(let error):
                 delegate.instantClient(client, descriptor: self, didFailReauthenticationWithError: error)
+            case .didFailListening(let error):
+                delegate.instantClient(client, documentDescriptor: self, didFailListeningWithError: error)
+            case .didResumeListening: delegate.instantClient(client, didResumeListeningFor: self)
             }
         }
     }

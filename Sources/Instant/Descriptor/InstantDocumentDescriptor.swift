@@ -38,6 +38,10 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     var readOnlyDocuments: [WeakDocument] = []
     /// Posts notifications and delegate calls in order, off the main thread.
     let notificationQueue: DispatchQueue
+    /// The streams of ``stateUpdates``: fed under `lock`, in the order of the machine's states.
+    let stateBroadcast = Broadcast<InstantDocumentState>()
+    /// The streams of ``events``: fed on `notificationQueue`, in the order of the notifications.
+    let eventBroadcast = Broadcast<InstantDescriptorEvent>()
 
     struct WeakDocument {
         weak var document: InstantDocument?
@@ -55,10 +59,18 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     // MARK: State
 
     /// Where the layer is in its lifecycle and sync cycle.
+    ///
+    /// A layer downloaded in an earlier launch is ``InstantDocumentState/unknown`` until a
+    /// document is first obtained from the descriptor (``editableDocument``,
+    /// ``readOnlyDocument()``) or its local data is otherwise used (``sync()``,
+    /// ``startListeningForServerChanges()``, the group methods); then its local data is opened and
+    /// the state determined: `clean`, `dirty` (unsynced changes), a migration state, or `invalid`
+    /// (damaged data).
     public var documentState: InstantDocumentState { lock.withLock { machine.state } }
 
-    /// Whether the PDF and the layer's records are in the local store.
-    public var isDownloaded: Bool { lock.withLock { machine.state != .unknown && machine.state != .invalid } }
+    /// Whether the PDF and the layer's records are in the local store (also while the state is
+    /// still `unknown` because no document was obtained yet).
+    public var isDownloaded: Bool { lock.withLock { machine.isDownloaded } }
 
     /// The user the layer's data belongs to (`user_id` of the JWTs), if known. It may change once,
     /// from `nil` to a value, through ``reauthenticate(withJWT:)``.
@@ -89,7 +101,17 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     /// Feeds the state machine and performs what it returns.
     /// - Throws: the refusal of the machine, if it refused the event.
     func handle(_ event: DocumentStateMachine.Event) throws(InstantError) {
-        let actions = lock.withLock { machine.handle(event) }
+        let (actions, becameInvalid) = lock.withLock {
+            let before = machine.state
+            let actions = machine.handle(event)
+            let after = machine.state
+            if after != before {
+                // Under the lock, so that the streams see the states in the machine's order.
+                stateBroadcast.yield(after)
+                if after == .invalid { stateBroadcast.finish() }
+            }
+            return (actions, after == .invalid && before != .invalid)
+        }
         var refusal: InstantError?
         for action in actions {
             if case .refuse(let error) = action {
@@ -97,6 +119,10 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
             } else {
                 perform(action)
             }
+        }
+        if becameInvalid {
+            // After the events this invalidation posted.
+            notificationQueue.async { [eventBroadcast] in eventBroadcast.finish() }
         }
         if let refusal { throw refusal }
     }
@@ -147,7 +173,8 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     /// invalid; then a new one). It can be had before the download finishes; reading and editing
     /// fail until it has.
     public var editableDocument: InstantDocument {
-        lock.withLock {
+        requestLocalData()
+        return lock.withLock {
             if let existing = _editableDocument, existing.isValid { return existing }
             let document = InstantDocument(descriptor: self, isEditable: true)
             _editableDocument = document
@@ -157,6 +184,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
 
     /// A new read-only document of this layer; it shows changes as they arrive and refuses edits.
     public func readOnlyDocument() -> InstantDocument {
+        requestLocalData()
         let document = InstantDocument(descriptor: self, isEditable: false)
         lock.withLock {
             readOnlyDocuments.removeAll { $0.document == nil }
@@ -204,6 +232,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
 
     /// Runs one sync cycle now (nothing if the layer is not downloaded).
     public func sync() {
+        requestLocalData()
         deliver(.syncRequested(.manual))
     }
 
@@ -214,6 +243,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
 
     /// Listens for changes on the server; each announced change starts a sync cycle.
     public func startListeningForServerChanges() {
+        requestLocalData()
         deliver(.startListening)
     }
 
@@ -287,7 +317,15 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     }
 
     func downloadedLayer() throws(InstantError) -> LocalLayer {
-        guard documentState.isOperational || documentState.isSyncing,
+        requestLocalData()
+        let state = documentState
+        if state == .invalid {
+            throw InstantError(
+                .documentInvalidated,
+                "The descriptor of layer '\(layerName)' of '\(identifier)' is invalid (its client was released, "
+                    + "or its local data was removed or found damaged); call removeLocalStorage() and download again.")
+        }
+        guard state.isOperational || state.isSyncing,
             let layer = try store.layer(documentID: identifier, name: layerName)
         else {
             throw InstantError(
@@ -312,10 +350,25 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
         deliver(.invalidated)
     }
 
-    /// Puts a descriptor whose layer is in the store into service.
-    func openLocalData(_ layer: LocalLayer) {
-        lock.withLock {
-            _userID = layer.userID
+    /// Tells a new descriptor that its layer is in the store (downloaded in an earlier launch);
+    /// the data is opened when it is first asked for (``requestLocalData()``).
+    func foundLocalData(_ layer: LocalLayer) {
+        lock.withLock { _userID = layer.userID }
+        deliver(.localDataFound)
+    }
+
+    /// Opens the local data found at creation if that has not happened yet, which determines the
+    /// state.
+    func requestLocalData() {
+        deliver(.localDataRequested)
+    }
+
+    /// Opens the layer's local data and reports what it holds to the machine.
+    func openLocalData() {
+        guard let layer = try? store.layer(documentID: identifier, name: layerName) else {
+            // Removed meanwhile (by another client on the same directory): as if never downloaded.
+            deliver(.localStorageRemoved)
+            return
         }
         if (try? store.isIntact(documentID: identifier, layer: layerName)) != true {
             // Recoverable by removeLocalStorage() and a new download.
@@ -342,6 +395,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     /// - Throws: ``InstantError/Code/performingContentMigration`` if one is running,
     ///   ``InstantError/Code/migrationNotNeeded`` if the data is current.
     public func attemptContentMigration() throws -> Progress {
+        requestLocalData()
         let progress = Progress(totalUnitCount: -1)
         let previous = lock.withLock {
             defer { _migrationProgress = progress }

@@ -15,6 +15,7 @@ public final class InstantDocument: @unchecked Sendable {
     private let lock = NSLock()
     private var invalidated = false
     private var observers: [UUID: @Sendable (Set<String>?) -> Void] = [:]
+    private let changeBroadcast = Broadcast<InstantDocumentChange>()
 
     init(descriptor: InstantDocumentDescriptor, isEditable: Bool) {
         self.descriptor = descriptor
@@ -123,6 +124,7 @@ public final class InstantDocument: @unchecked Sendable {
             throw InstantError(.readOnlyDocument, "This document is read-only; edit the descriptor's editableDocument.")
         }
         let newRecordGroup = layer.groupOverride
+        var change = InstantDocumentChange(origin: .localEdit)
         let localEdits: [LocalEdit] = try edits.map { edit throws -> LocalEdit in
             switch edit {
             case .put(let annotation, let group, let isNew):
@@ -130,25 +132,28 @@ public final class InstantDocument: @unchecked Sendable {
                 if let problem = Annotation.validationErrors(of: value, at: "annotation").first {
                     throw InstantError(.invalidRecord, "The annotation is not valid Instant JSON: \(problem)")
                 }
+                let id = annotation.id ?? ""
                 let existingGroup =
                     isNew
                     ? nil
                     : try descriptor.store.record(
-                        documentID: descriptor.identifier, layer: descriptor.layerName, id: annotation.id ?? "")?.group
+                        documentID: descriptor.identifier, layer: descriptor.layerName, id: id)?.group
+                if isNew { change.added.insert(id) } else { change.updated.insert(id) }
                 return .put(
-                    id: annotation.id ?? "", kind: "annotation", content: value,
-                    group: group ?? (isNew ? newRecordGroup : existingGroup))
+                    id: id, kind: "annotation", content: value, group: group ?? (isNew ? newRecordGroup : existingGroup)
+                )
             case .putRecord(let id, let kind, let content):
                 let existing = try descriptor.store.record(
                     documentID: descriptor.identifier, layer: descriptor.layerName, id: id)
+                if existing == nil { change.added.insert(id) } else { change.updated.insert(id) }
                 return .put(id: id, kind: kind, content: content, group: existing?.group ?? newRecordGroup)
             case .delete(let id):
+                change.removed.insert(id)
                 return .delete(id: id)
             }
         }
         try descriptor.store.commit(localEdits, documentID: descriptor.identifier, layer: descriptor.layerName)
-        let changed = Set(localEdits.map(\.id))
-        for document in descriptor.documents { document.notifyChanges(changed) }
+        for document in descriptor.documents { document.notifyChanges(change) }
         descriptor.deliver(.localChangeCommitted)
     }
 
@@ -168,13 +173,35 @@ public final class InstantDocument: @unchecked Sendable {
         lock.withLock { observers[token] = nil }
     }
 
-    func notifyChanges(_ ids: Set<String>?) {
+    /// The changes of the document's records from now on, from local edits and from the server,
+    /// in the order they were committed to the local store.
+    ///
+    /// The sequence ends when the document becomes invalid (its descriptor was invalidated, its
+    /// download failed or its local data was removed) or is deallocated: keep a reference to the
+    /// document while you iterate. Changes are kept until the consumer takes
+    /// them (the buffer is unbounded); stop iterating (or cancel the iterating task) to end it.
+    ///
+    /// ```swift
+    /// for await change in document.changes where !change.isEmpty {
+    ///     for id in change.added { if let added = try document.annotation(withIdentifier: id) { show(added) } }
+    ///     for id in change.removed { hide(id) }
+    /// }
+    /// ```
+    public var changes: AsyncStream<InstantDocumentChange> {
+        changeBroadcast.stream()
+    }
+
+    func notifyChanges(_ change: InstantDocumentChange) {
+        guard !change.isEmpty else { return }
         let handlers = lock.withLock { Array(observers.values) }
+        let ids = change.isReload ? nil : change.identifiers
         for handler in handlers { handler(ids) }
+        changeBroadcast.yield(change)
     }
 
     func invalidate() {
         lock.withLock { invalidated = true }
+        changeBroadcast.finish()
     }
 
     /// The descriptor and its layer, if the document can be used.

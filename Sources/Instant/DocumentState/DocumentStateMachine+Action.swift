@@ -1,6 +1,10 @@
 extension DocumentStateMachine {
     /// Work the machine asks its owner to do after an event, in the order given.
     enum Action: Sendable, Hashable {
+        /// Open the local data found at creation and report what it holds:
+        /// ``Event/localDataOpened(hasLocalChanges:)``, ``Event/migrationNeeded(_:)`` or
+        /// ``Event/corruptionDetected``.
+        case openLocalData
         /// Download the PDF (if no other layer has) and the layer's records.
         case startDownload
         /// Cancel the running download.
@@ -32,8 +36,8 @@ extension DocumentStateMachine {
         case performMigration(Migration)
         /// Make every document handed out so far unusable.
         case invalidateDocuments
-        /// Post the notification (and call the delegate).
-        case post(DescriptorNotification)
+        /// Post the notification, call the delegate and yield the event to the event sequences.
+        case post(InstantDescriptorEvent)
         /// The API call that produced the event must fail with this error.
         case refuse(InstantError)
     }

@@ -27,6 +27,12 @@ extension DocumentStateMachine {
     /// ``Action/cancelRequest`` or ``Action/cancelDownload``).
     enum Event: Sendable, Hashable {
         // Local data
+        /// The descriptor was created for a layer the local store has (downloaded in an earlier
+        /// launch). Its state stays `unknown` until the data is asked for.
+        case localDataFound
+        /// A document was obtained from the descriptor (or an API that works on the local data
+        /// was called): the local data found earlier must be opened to determine the state.
+        case localDataRequested
         /// The downloaded local data was opened with the current schema.
         case localDataOpened(hasLocalChanges: Bool)
         /// The local data was found to need a migration before use.
@@ -64,9 +70,14 @@ extension DocumentStateMachine {
         /// The response was applied to the local store; `hasLocalChanges` tells whether changes
         /// the server has not seen remain (edits made meanwhile, or a partial push).
         case responseApplied(hasLocalChanges: Bool)
-        /// The current request, or the server-changes listener, failed. The error's code says
-        /// how: `authenticationFailed`, retryable (`isRetryable`), or anything else.
+        /// The current request of the sync cycle failed. The error's code says how:
+        /// `authenticationFailed`, retryable (`isRetryable`), or anything else.
         case requestFailed(InstantError)
+        /// The connection on which the server announces changes dropped or could not be made.
+        /// The listener tries again by itself after retryable failures.
+        case listeningFailed(InstantError)
+        /// The listener is connected again after ``listeningFailed(_:)``.
+        case listeningResumed
         /// `stopSyncing(_:)` was called.
         case stopSyncing(cancelCurrentRequest: Bool)
 

@@ -12,7 +12,21 @@
 ///   and schedule a retry; an authentication failure closes it until reauthentication succeeds;
 ///   any other failure closes it for good (`startListeningForServerChanges()` reopens it).
 /// - A server poke during a cycle makes the cycle fetch once more before it ends.
+/// - Local data downloaded in an earlier launch is opened, and the state determined, only when
+///   a document is first obtained: until then the state is `unknown` (the seeds' rule).
+/// - A listening connection that drops posts did fail listening once, however many reconnection
+///   attempts fail after it, and did resume listening once it is back.
 struct DocumentStateMachine: Sendable {
+    /// Whether the layer has local data that is not opened yet.
+    enum LocalData: Sendable, Hashable {
+        /// None, or it is open (the state says which).
+        case absent
+        /// Downloaded in an earlier launch; opened when a document is first obtained.
+        case found
+        /// Being opened (``Action/openLocalData`` was returned).
+        case opening
+    }
+
     /// Where the running sync cycle is.
     enum CyclePhase: Sendable, Hashable {
         /// Local changes were sent (state `sendingChanges`).
@@ -38,12 +52,16 @@ struct DocumentStateMachine: Sendable {
     private(set) var hasLocalChanges = false
     /// Whether a download is running.
     private(set) var isDownloading = false
+    /// Local data found at creation and not opened yet.
+    private(set) var localData = LocalData.absent
     /// Whether the server refused the token; no sync is attempted until reauthentication.
     private(set) var awaitsReauthentication = false
     /// Whether the app wants server changes announced (acted on once the data is usable).
     private(set) var wantsServerChanges = false
     /// Whether the announcement channel is open.
     private(set) var isListening = false
+    /// Whether the open channel lost its connection (and did fail listening was posted).
+    private(set) var listeningConnectionLost = false
     /// `delayForSyncingLocalChanges`.
     private(set) var automaticSyncDelay: AutomaticSyncDelay
     /// Whether an automatic-sync timer is set.
@@ -80,8 +98,10 @@ extension DocumentStateMachine: Equatable {
     /// Two machines are equal when everything but their random number generators is.
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.state == rhs.state && lhs.hasLocalChanges == rhs.hasLocalChanges
-            && lhs.isDownloading == rhs.isDownloading && lhs.awaitsReauthentication == rhs.awaitsReauthentication
+            && lhs.isDownloading == rhs.isDownloading && lhs.localData == rhs.localData
+            && lhs.awaitsReauthentication == rhs.awaitsReauthentication
             && lhs.wantsServerChanges == rhs.wantsServerChanges && lhs.isListening == rhs.isListening
+            && lhs.listeningConnectionLost == rhs.listeningConnectionLost
             && lhs.automaticSyncDelay == rhs.automaticSyncDelay
             && lhs.automaticSyncScheduled == rhs.automaticSyncScheduled && lhs.retryScheduled == rhs.retryScheduled
             && lhs.consecutiveFailures == rhs.consecutiveFailures && lhs.cycle == rhs.cycle
@@ -90,6 +110,12 @@ extension DocumentStateMachine: Equatable {
 }
 
 extension DocumentStateMachine {
+    /// Whether the layer's data is in the local store: downloaded (opened or not) and not
+    /// invalid.
+    var isDownloaded: Bool {
+        (state != .unknown && state != .invalid) || localData != .absent
+    }
+
     /// Draws the jitter fraction for the next retry delay.
     mutating func nextRandomFraction() -> Double {
         Double.random(in: 0..<1, using: &randomNumberGenerator)
@@ -103,8 +129,17 @@ extension DocumentStateMachine {
     /// that is no longer running) leave the machine unchanged and return no actions.
     mutating func handle(_ event: Event) -> [Action] {
         switch event {
+        case .localDataFound:
+            guard state == .unknown, !isDownloading, localData == .absent else { return [] }
+            localData = .found
+            return []
+        case .localDataRequested:
+            guard state == .unknown, localData == .found else { return [] }
+            localData = .opening
+            return [.openLocalData]
         case .localDataOpened(let hasLocalChanges):
             guard state == .unknown, !isDownloading else { return [] }
+            localData = .absent
             return becomeOperational(hasLocalChanges: hasLocalChanges, openingChannelStartsCycle: true)
         case .migrationNeeded(let migration):
             return migrationNeeded(migration)
@@ -134,6 +169,12 @@ extension DocumentStateMachine {
             return responseApplied(hasLocalChanges: hasLocalChanges)
         case .requestFailed(let error):
             return requestFailed(error)
+        case .listeningFailed(let error):
+            return listeningFailed(error)
+        case .listeningResumed:
+            guard listeningConnectionLost else { return [] }
+            listeningConnectionLost = false
+            return [.post(.didResumeListening)]
         case .stopSyncing(let cancelCurrentRequest):
             return stopSyncing(cancelCurrentRequest: cancelCurrentRequest)
         case .reauthenticationSucceeded:
@@ -156,6 +197,7 @@ extension DocumentStateMachine {
 extension DocumentStateMachine {
     private mutating func migrationNeeded(_ migration: Migration) -> [Action] {
         guard state == .unknown, !isDownloading else { return [] }
+        localData = .absent
         switch migration {
         case .content:
             state = .needsContentMigration
@@ -249,6 +291,7 @@ extension DocumentStateMachine {
     private mutating func invalidate(reason: InstantError) -> [Action] {
         let actions = tearDown(reason: reason)
         state = .invalid
+        localData = .absent
         wantsServerChanges = false
         return actions
     }
@@ -256,6 +299,7 @@ extension DocumentStateMachine {
     private mutating func removeLocalStorage() -> [Action] {
         let actions = tearDown(reason: .cancelled)
         state = .unknown
+        localData = .absent
         hasLocalChanges = false
         awaitsReauthentication = false
         wantsServerChanges = false
@@ -287,6 +331,7 @@ extension DocumentStateMachine {
     private mutating func handleDownload(_ event: Event) -> [Action] {
         switch (event, state) {
         case (.downloadRequested, .unknown):
+            guard localData == .absent else { return [.refuse(.alreadyDownloaded)] }
             guard !isDownloading else { return [] }
             isDownloading = true
             return [.startDownload]
@@ -459,15 +504,27 @@ extension DocumentStateMachine {
             wantsServerChanges = false
             return closeChannel() + [.post(.didFailSyncing(error))]
         }
-        // Outside a cycle only the announcement channel has requests out.
-        guard state == .clean || state == .dirty, isListening else { return [] }
+        return []
+    }
+
+    /// The listening connection failed: network failures are posted once (the listener keeps
+    /// trying), a refused token stops syncing until reauthentication, anything else ends
+    /// listening (``Event/startListening`` reopens it).
+    private mutating func listeningFailed(_ error: InstantError) -> [Action] {
+        guard isListening else { return [] }
         if error.code == .authenticationFailed {
+            // A running cycle meets the refusal too and reports it when it ends.
+            guard cycle == nil else { return closeChannel() }
             awaitsReauthentication = true
             return cancelTimers() + closeChannel() + [.post(.didFailAuthentication)]
         }
-        if error.isRetryable { return [] }
+        if error.isRetryable {
+            guard !listeningConnectionLost else { return [] }
+            listeningConnectionLost = true
+            return [.post(.didFailListening(error))]
+        }
         wantsServerChanges = false
-        return closeChannel()
+        return closeChannel() + [.post(.didFailListening(error))]
     }
 
     /// Schedules the next retry, the delay growing with the consecutive failures up to the
@@ -549,6 +606,7 @@ extension DocumentStateMachine {
     private mutating func closeChannel() -> [Action] {
         guard isListening else { return [] }
         isListening = false
+        listeningConnectionLost = false
         return [.stopListening]
     }
 

@@ -28,6 +28,18 @@ extension Notification.Name {
     /// `reauthenticate(withJWT:)` failed; the `InstantError` is in
     /// `userInfo[InstantNotificationKey.error]`.
     public static let instantDidFailReauthentication = Notification.Name("InstantDidFailReauthentication")
+    /// The connection on which the descriptor listens for server changes
+    /// (`startListeningForServerChanges()`) dropped or could not be made; the `InstantError` is in
+    /// `userInfo[InstantNotificationKey.error]`. After a network failure (`isRetryable`) the
+    /// descriptor keeps trying to reconnect, less and less often, and posts
+    /// ``instantDidResumeListening`` once it is back; this notification is posted once per lost
+    /// connection, not for every failed attempt. After any other failure listening has ended:
+    /// call `startListeningForServerChanges()` again once the cause is fixed. A refused token posts
+    /// ``instantDidFailAuthentication`` instead.
+    public static let instantDidFailListening = Notification.Name("InstantDidFailListening")
+    /// The listening connection is back after ``instantDidFailListening``; changes made on the
+    /// server meanwhile are fetched by a sync cycle.
+    public static let instantDidResumeListening = Notification.Name("InstantDidResumeListening")
 }
 
 /// Keys of the `userInfo` dictionaries of the SDK's notifications.

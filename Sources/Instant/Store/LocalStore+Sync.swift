@@ -67,22 +67,27 @@ extension LocalStore {
 
     /// Applies a sync answer in one transaction: the server's records, the acknowledgement of the
     /// push in flight (its changes stop being pending unless edited again since), the new revision.
-    /// - Returns: Whether changes the server has not seen remain, and the ids of records whose
-    ///   visible state may have changed.
+    /// - Returns: Whether changes the server has not seen remain, and how the records the app sees
+    ///   changed.
     func apply(_ answer: SyncAnswer, push: PendingPush?, documentID: String, layer: String) throws(InstantError)
-        -> (hasLocalChanges: Bool, changedIDs: Set<String>)
+        -> (hasLocalChanges: Bool, change: InstantDocumentChange)
     {
         try write { db in
             try Self.requireLayer(db, documentID: documentID, layer: layer)
-            var changed = Set(answer.records.map(\.id))
-            if answer.reset {
-                let listed = Set(answer.records.map(\.id))
-                let known = try String.fetchAll(
+            let listed = Set(answer.records.map(\.id))
+            let unlisted =
+                answer.reset
+                ? try String.fetchAll(
                     db,
                     sql: "SELECT id FROM records WHERE document_id = ? AND layer = ? AND server_content IS NOT NULL",
-                    arguments: [documentID, layer])
-                for id in known where !listed.contains(id) {
-                    changed.insert(id)
+                    arguments: [documentID, layer]
+                ).filter { !listed.contains($0) } : []
+            var acknowledged: PendingPush?
+            if let push, let pushID = answer.acknowledgedPushID, pushID >= push.pushID { acknowledged = push }
+            let touched = listed.union(unlisted).union(acknowledged?.changes.map(\.id) ?? [])
+            let before = try Self.visibleContents(db, documentID: documentID, layer: layer, ids: touched)
+            if answer.reset {
+                for id in unlisted {
                     try db.execute(
                         sql: "DELETE FROM records WHERE document_id = ? AND layer = ? AND id = ? AND pending = 0",
                         arguments: [documentID, layer, id])
@@ -94,9 +99,8 @@ extension LocalStore {
             for record in answer.records {
                 try Self.storeServerVersion(db, record, documentID: documentID, layer: layer)
             }
-            if let push, let acknowledged = answer.acknowledgedPushID, acknowledged >= push.pushID {
+            if let push = acknowledged {
                 for change in push.changes {
-                    changed.insert(change.id)
                     try db.execute(
                         sql: """
                             UPDATE records SET pending = 0, local_content = NULL, local_group = NULL
@@ -116,8 +120,37 @@ extension LocalStore {
             try db.execute(
                 sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?",
                 arguments: [answer.revision, documentID, layer])
-            return (try Self.hasPendingChanges(db, documentID: documentID, layer: layer), changed)
+            let after = try Self.visibleContents(db, documentID: documentID, layer: layer, ids: touched)
+            var change = InstantDocumentChange(origin: .server)
+            for id in touched {
+                switch (before[id], after[id]) {
+                case (nil, .some): change.added.insert(id)
+                case (.some, nil): change.removed.insert(id)
+                case (.some(let old), .some(let new)) where old != new:
+                    // Bytes differ; the content may not (the server writes JSON its own way).
+                    if (try? JSONValue(parsing: old)) != (try? JSONValue(parsing: new)) { change.updated.insert(id) }
+                default: break
+                }
+            }
+            return (try Self.hasPendingChanges(db, documentID: documentID, layer: layer), change)
         }
+    }
+
+    /// The content the app sees (the pending local version, else the server's) of those of the
+    /// given records it sees, as stored bytes, inside the caller's transaction.
+    static func visibleContents(_ db: Database, documentID: String, layer: String, ids: Set<String>) throws
+        -> [String: Data]
+    {
+        var contents: [String: Data] = [:]
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT CASE WHEN pending = 1 THEN local_content ELSE server_content END FROM records
+                WHERE document_id = ? AND layer = ? AND id = ?
+                """)
+        for id in ids {
+            if let data = try Data.fetchOne(statement, arguments: [documentID, layer, id]) { contents[id] = data }
+        }
+        return contents
     }
 
     private static func storedValue(_ change: PushedChange) -> JSONValue {

@@ -3,23 +3,35 @@ import InstantJSON
 
 @testable import Instant
 
-/// The real transport, except that PDF downloads hold on after their first bytes until
-/// ``release()``, reporting progress meanwhile: the window in which layers share a download.
-final class HeldPDFTransport: InstantTransport, @unchecked Sendable {
+/// The real transport to a live server, with faults a test switches on and off: PDF downloads
+/// held after their first bytes (the window in which layers share a download), and a listening
+/// connection that fails (a dropped connection, as when the network goes away).
+final class TestTransport: InstantTransport, @unchecked Sendable {
     private let base: URLSessionTransport
     private let lock = NSLock()
-    private var released = false
+    private var holdsPDFDownloads: Bool
     private var calls = 0
+    private var listeningError: InstantError?
+    private var listeningFailures = 0
 
-    init(serverURL: URL) {
+    /// - Parameter holdingPDFDownloads: Whether PDF downloads wait for ``release()``, reporting
+    ///   progress meanwhile.
+    init(serverURL: URL, holdingPDFDownloads: Bool = false) {
         base = URLSessionTransport(serverURL: serverURL)
+        holdsPDFDownloads = holdingPDFDownloads
     }
 
     /// How many PDF downloads reached the network.
     var pdfDownloads: Int { lock.withLock { calls } }
 
     /// Lets held PDF downloads finish.
-    func release() { lock.withLock { released = true } }
+    func release() { lock.withLock { holdsPDFDownloads = false } }
+
+    /// Makes every listening request fail with `error` from now on (`nil`: listen again).
+    func failListening(with error: InstantError?) { lock.withLock { listeningError = error } }
+
+    /// How many listening requests failed because of ``failListening(with:)``.
+    var failedListeningRequests: Int { lock.withLock { listeningFailures } }
 
     func downloadPDF(
         documentID: String, layer: String, jwt: String, progress: @escaping @Sendable (Int64, Int64?) -> Void
@@ -28,7 +40,7 @@ final class HeldPDFTransport: InstantTransport, @unchecked Sendable {
     {
         lock.withLock { calls += 1 }
         let data = try await base.downloadPDF(documentID: documentID, layer: layer, jwt: jwt) { _, _ in }
-        while !lock.withLock({ released }) {
+        while lock.withLock({ holdsPDFDownloads }) {
             if Task.isCancelled { throw InstantError(.cancelled, "The download was cancelled.") }
             progress(1, Int64(data.count))
             try? await Task.sleep(for: .milliseconds(10))
@@ -64,6 +76,14 @@ final class HeldPDFTransport: InstantTransport, @unchecked Sendable {
     func waitForChange(documentID: String, layer: String, jwt: String, since: Int64) async throws(InstantError)
         -> Int64
     {
-        try await base.waitForChange(documentID: documentID, layer: layer, jwt: jwt, since: since)
+        let failure = lock.withLock {
+            if listeningError != nil { listeningFailures += 1 }
+            return listeningError
+        }
+        if let failure { throw failure }
+        let revision = try await base.waitForChange(documentID: documentID, layer: layer, jwt: jwt, since: since)
+        // A connection dropped while it waited.
+        if let failure = lock.withLock({ listeningError }) { throw failure }
+        return revision
     }
 }
