@@ -199,7 +199,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     ///   (never added, or of another document).
     public func identifier(for annotation: Annotation) throws -> String {
         guard let id = annotation.id,
-            try store.record(documentID: identifier, layer: layerName, id: id)?.kind == "annotation"
+            try store.record(documentID: identifier, layer: layerName, id: id)?.kind == Annotation.kind
         else {
             throw InstantError(
                 .annotationNotFound,

@@ -16,18 +16,10 @@ extension InstantDocument {
         let ids = Set(records.map(\.id))
         var document = InstantDocumentJSON(
             pdfId: originals?.pdfId,
-            annotations: changed.filter { $0.kind == "annotation" }.map {
-                Annotation(uncheckedJSON: $0.content.objectValue ?? [:])
-            },
-            bookmarks: changed.filter { $0.kind == "bookmark" }.map {
-                Bookmark(uncheckedJSON: $0.content.objectValue ?? [:])
-            },
-            formFieldValues: changed.filter { $0.kind == "formFieldValue" }.map {
-                FormFieldValue(uncheckedJSON: $0.content.objectValue ?? [:])
-            },
-            comments: changed.filter { $0.kind == "comment" }.map {
-                Comment(uncheckedJSON: $0.content.objectValue ?? [:])
-            }
+            annotations: Self.records(of: Annotation.self, in: changed),
+            bookmarks: Self.records(of: Bookmark.self, in: changed),
+            formFieldValues: Self.records(of: FormFieldValue.self, in: changed),
+            comments: Self.records(of: Comment.self, in: changed)
         )
         document.skippedPdfObjectIds = (originals?.annotations ?? []).compactMap { original in
             guard let id = original.id, !ids.contains(id) else { return nil }
@@ -56,23 +48,25 @@ extension InstantDocument {
         for annotation in decoded.annotations {
             var record = annotation
             record.id = id(annotation.id, annotation.pdfObjectId)
-            edits.append(.putRecord(id: record.id ?? "", kind: "annotation", content: record.jsonValue))
+            edits.append(.putRecord(id: record.id ?? "", kind: Annotation.kind, content: record.jsonValue))
         }
         for comment in decoded.comments {
             let commentID = id(comment.id, comment.pdfObjectId)
             var content = comment.json
             content["id"] = .string(commentID)
-            edits.append(.putRecord(id: commentID, kind: "comment", content: .object(content)))
+            edits.append(.putRecord(id: commentID, kind: Comment.kind, content: .object(content)))
         }
         for value in decoded.formFieldValues {
             edits.append(
-                .putRecord(id: "formFieldValue:\(value.name)", kind: "formFieldValue", content: value.jsonValue))
+                .putRecord(
+                    id: FormFieldValue.recordID(forName: value.name), kind: FormFieldValue.kind,
+                    content: value.jsonValue))
         }
         for bookmark in decoded.bookmarks {
             let bookmarkID = bookmark.json["id"]?.stringValue ?? ULIDGenerator.shared.next().description
             var content = bookmark.json
             content["id"] = .string(bookmarkID)
-            edits.append(.putRecord(id: bookmarkID, kind: "bookmark", content: .object(content)))
+            edits.append(.putRecord(id: bookmarkID, kind: Bookmark.kind, content: .object(content)))
         }
         edits += decoded.skippedPdfObjectIds.map { .delete(id: String($0)) }
         try commit(edits)
@@ -104,7 +98,12 @@ extension InstantDocument {
         var byID: [String: JSONValue] = [:]
         for annotation in document.annotations { if let id = annotation.id { byID[id] = annotation.jsonValue } }
         for comment in document.comments { if let id = comment.id { byID[id] = comment.jsonValue } }
-        for value in document.formFieldValues { byID["formFieldValue:\(value.name)"] = value.jsonValue }
+        for value in document.formFieldValues { byID[FormFieldValue.recordID(forName: value.name)] = value.jsonValue }
         return byID
+    }
+
+    /// The records of one type among `records`.
+    private static func records<Record: DocumentRecord>(of type: Record.Type, in records: [LocalRecord]) -> [Record] {
+        records.filter { $0.kind == Record.kind }.map(Record.init(stored:))
     }
 }

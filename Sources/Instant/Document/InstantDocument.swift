@@ -30,11 +30,7 @@ public final class InstantDocument: @unchecked Sendable {
     /// Every annotation of the layer, ordered by identifier.
     /// - Throws: ``InstantError/Code/notDownloaded`` until the download finished.
     public func annotations() throws -> [Annotation] {
-        let (descriptor, _) = try ready()
-        return try descriptor.store.records(
-            documentID: descriptor.identifier, layer: descriptor.layerName, kind: "annotation"
-        )
-        .map { Annotation(uncheckedJSON: $0.content.objectValue ?? [:]) }
+        try records(of: Annotation.self)
     }
 
     /// The annotations of one page (0-based).
@@ -50,13 +46,26 @@ public final class InstantDocument: @unchecked Sendable {
 
     /// The annotation with an identifier from ``identifier(for:)``, or `nil`.
     public func annotation(withIdentifier identifier: String) throws -> Annotation? {
+        try record(of: Annotation.self, withIdentifier: identifier)
+    }
+
+    /// The layer's records of one type, ordered by identifier.
+    func records<Record: DocumentRecord>(of type: Record.Type) throws -> [Record] {
+        let (descriptor, _) = try ready()
+        return try descriptor.store.records(
+            documentID: descriptor.identifier, layer: descriptor.layerName, kind: Record.kind
+        ).map(Record.init(stored:))
+    }
+
+    /// The record of one type with the given record id, or `nil`.
+    func record<Record: DocumentRecord>(of type: Record.Type, withIdentifier identifier: String) throws -> Record? {
         let (descriptor, _) = try ready()
         guard
             let record = try descriptor.store.record(
                 documentID: descriptor.identifier, layer: descriptor.layerName, id: identifier),
-            record.kind == "annotation"
+            record.kind == Record.kind
         else { return nil }
-        return Annotation(uncheckedJSON: record.content.objectValue ?? [:])
+        return Record(stored: record)
     }
 
     // MARK: Editing
@@ -67,53 +76,75 @@ public final class InstantDocument: @unchecked Sendable {
     ///   JSON or whose page is not a page of the document.
     @discardableResult
     public func add(_ annotation: Annotation) throws -> Annotation {
-        let (descriptor, _) = try ready()
-        if let pageCount = descriptor.pageCount, annotation.pageIndex >= pageCount {
-            throw InstantError(
-                .invalidRecord,
-                "The annotation's pageIndex \(annotation.pageIndex) is past the document's last page "
-                    + "(it has \(pageCount) page\(pageCount == 1 ? "" : "s"), numbered from 0)."
-            )
-        }
-        var stored = annotation
-        if stored.id == nil { stored.id = ULIDGenerator.shared.next().description }
-        try commit([.put(annotation: stored, group: nil, isNew: true)])
-        return stored
+        try checkPage(annotation.pageIndex, of: Annotation.noun)
+        return try addRecord(annotation)
     }
 
     /// Replaces an annotation added before (matched by identifier) with this version.
     /// - Throws: ``InstantError/Code/annotationNotFound`` if there is no annotation with its
     ///   identifier.
     public func update(_ annotation: Annotation) throws {
-        _ = try existingID(of: annotation)
-        try commit([.put(annotation: annotation, group: nil, isNew: false)])
+        try updateRecord(annotation)
     }
 
     /// Removes an annotation.
     /// - Throws: ``InstantError/Code/annotationNotFound`` if there is no annotation with its
     ///   identifier.
     public func remove(_ annotation: Annotation) throws {
-        let id = try existingID(of: annotation)
-        try commit([.delete(id: id)])
+        try removeRecord(annotation)
     }
 
-    /// The identifier of an annotation this document has.
-    private func existingID(of annotation: Annotation) throws -> String {
-        guard let id = annotation.id else {
+    /// Refuses a page the document's PDF does not have.
+    func checkPage(_ pageIndex: Int, of noun: String) throws {
+        let (descriptor, _) = try ready()
+        if let pageCount = descriptor.pageCount, pageIndex >= pageCount {
             throw InstantError(
-                .annotationNotFound,
-                "The annotation has no identifier: update or remove the value add() returned, or one read from "
-                    + "the document.")
+                .invalidRecord,
+                "The \(noun)'s pageIndex \(pageIndex) is past the document's last page "
+                    + "(it has \(pageCount) page\(pageCount == 1 ? "" : "s"), numbered from 0)."
+            )
         }
-        guard try self.annotation(withIdentifier: id) != nil else {
-            throw InstantError(.annotationNotFound, "No annotation of this document has the identifier '\(id)'.")
+    }
+
+    /// Adds a record, checked against its type's rules; it gets a new identifier unless it has
+    /// one (or its identifier is fixed by its content).
+    func addRecord<Record: DocumentRecord>(_ record: Record) throws -> Record {
+        var stored = record
+        stored.assignNewRecordID()
+        try commit([.put(stored, isNew: true)])
+        return stored
+    }
+
+    /// Replaces a record the document has with this version.
+    func updateRecord<Record: DocumentRecord>(_ record: Record) throws {
+        _ = try existingID(of: record)
+        try commit([.put(record, isNew: false)])
+    }
+
+    /// Removes a record the document has.
+    func removeRecord<Record: DocumentRecord>(_ record: Record) throws {
+        try commit([.delete(id: try existingID(of: record))])
+    }
+
+    /// The identifier of a record this document has.
+    private func existingID<Record: DocumentRecord>(of record: Record) throws -> String {
+        guard let id = record.recordID else {
+            throw InstantError(
+                Record.notFoundCode,
+                "The \(Record.noun) has no identifier: update or remove the value add() returned, or one read "
+                    + "from the document.")
+        }
+        guard try self.record(of: Record.self, withIdentifier: id) != nil else {
+            throw InstantError(Record.notFoundCode, "No \(Record.noun) of this document has the identifier '\(id)'.")
         }
         return id
     }
 
     /// What an edit does before it reaches the store.
     enum Edit {
-        case put(annotation: Annotation, group: String?, isNew: Bool)
+        /// Create (`isNew`) or replace a record of the document's API, checked against its rules.
+        case put(any DocumentRecord, isNew: Bool)
+        /// Create or replace a record from Instant JSON (checked by the caller).
         case putRecord(id: String, kind: String, content: JSONValue)
         case delete(id: String)
     }
@@ -127,21 +158,20 @@ public final class InstantDocument: @unchecked Sendable {
         var change = InstantDocumentChange(origin: .localEdit)
         let localEdits: [LocalEdit] = try edits.map { edit throws -> LocalEdit in
             switch edit {
-            case .put(let annotation, let group, let isNew):
-                let value = annotation.jsonValue
-                if let problem = Annotation.validationErrors(of: value, at: "annotation").first {
-                    throw InstantError(.invalidRecord, "The annotation is not valid Instant JSON: \(problem)")
+            case .put(let record, let isNew):
+                let value = record.jsonValue
+                let type = type(of: record)
+                if let problem = type.validationErrors(of: value, at: type.kind).first {
+                    throw InstantError(.invalidRecord, "The \(type.noun) is not valid Instant JSON: \(problem)")
                 }
-                let id = annotation.id ?? ""
+                let id = record.recordID ?? ""
                 let existingGroup =
                     isNew
                     ? nil
                     : try descriptor.store.record(
                         documentID: descriptor.identifier, layer: descriptor.layerName, id: id)?.group
                 if isNew { change.added.insert(id) } else { change.updated.insert(id) }
-                return .put(
-                    id: id, kind: "annotation", content: value, group: group ?? (isNew ? newRecordGroup : existingGroup)
-                )
+                return .put(id: id, kind: type.kind, content: value, group: isNew ? newRecordGroup : existingGroup)
             case .putRecord(let id, let kind, let content):
                 let existing = try descriptor.store.record(
                     documentID: descriptor.identifier, layer: descriptor.layerName, id: id)

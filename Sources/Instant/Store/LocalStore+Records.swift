@@ -71,6 +71,23 @@ extension LocalStore {
         }
     }
 
+    /// The server's metadata of a record it has, as last received, or `nil`.
+    func serverMetadata(documentID: String, layer: String, id: String) throws(InstantError) -> InstantRecordMetadata? {
+        try read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT server_group, created_by, updated_by, server_revision FROM records
+                    WHERE document_id = ? AND layer = ? AND id = ? AND server_content IS NOT NULL
+                    """,
+                arguments: [documentID, layer, id]
+            ).map { row in
+                InstantRecordMetadata(
+                    group: row[0], createdBy: row[1], updatedBy: row[2], revision: row[3] ?? 0)
+            }
+        }
+    }
+
     static func visible(_ row: Row) -> LocalRecord? {
         let pending: Bool = row["pending"]
         let data: Data? = pending ? row["local_content"] : row["server_content"]
