@@ -3,8 +3,9 @@
 //     instant-notes <server-url> <jwt> <data-directory> [note text]
 //
 // Downloads the layer the JWT is for (once; later runs open the local copy), adds a note with the
-// given text on the first page, syncs, and prints the layer's notes. Its edits are committed to the
-// local store before they are sent: run it offline and the note syncs on the next run.
+// given text on the first page, syncs, and prints the PDF's pages and the layer's notes with who
+// wrote them. Its edits are committed to the local store before they are sent: run it offline and
+// the note syncs on the next run.
 import Foundation
 import Instant
 
@@ -35,9 +36,16 @@ do {
         print("added note \(try descriptor.identifier(for: added))")
     }
     try await descriptor.syncAndWait()
+    // The PDF to show, for any renderer (PDFKit: PDFDocument(url:)); the notes are drawn from the records.
+    let pages = try document.pages()
+    print("\(pages.count) pages: \(pages.map { "\(Int($0.width))×\(Int($0.height))" }.joined(separator: ", ")) pt")
+    print("PDF: \(try document.pdfFileURL().path)")
     let notes = try document.annotations().filter { $0.type == .note }
     print("\(notes.count) notes, state \(descriptor.documentState):")
-    for note in notes { print("- \(note.text?.value ?? "")") }
+    for note in notes {
+        let author = try document.serverMetadata(for: note)?.createdBy ?? "not synced yet"
+        print("- \(note.text?.value ?? "") (by \(author))")
+    }
 } catch {
     FileHandle.standardError.write(Data("instant-notes: \(error)\n".utf8))
     exit(1)

@@ -29,13 +29,23 @@ final class LiveServer: @unchecked Sendable {
         self.clientLimits = clientLimits
         server = try await Self.startServer(
             root: root, key: key, longPollTimeout: longPollTimeout, clientLimits: clientLimits)
+        documentID = try await Self.upload(TestPDF.make(pageCount: pageCount, seed: 7), to: server)
+    }
+
+    /// Uploads another PDF, as the customer's backend would.
+    /// - Returns: The new document's id.
+    func upload(_ pdf: Data) async throws -> String {
+        try await Self.upload(pdf, to: server)
+    }
+
+    private static func upload(_ pdf: Data, to server: InstantTestServer) async throws -> String {
         var request = URLRequest(url: server.baseURL.appendingPathComponent("api/documents"))
         request.httpMethod = "POST"
-        request.httpBody = TestPDF.make(pageCount: pageCount, seed: 7)
+        request.httpBody = pdf
         request.setValue("application/pdf", forHTTPHeaderField: "Content-Type")
         request.setValue("Token token=\"\(server.apiAuthToken)\"", forHTTPHeaderField: "Authorization")
         let (data, _) = try await URLSession.shared.data(for: request)
-        documentID = try #require(try JSONValue(parsing: data)["data"]?["document_id"]?.stringValue)
+        return try #require(try JSONValue(parsing: data)["data"]?["document_id"]?.stringValue)
     }
 
     private static func startServer(

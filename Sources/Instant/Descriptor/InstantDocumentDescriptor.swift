@@ -22,8 +22,8 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     /// first sync asks the app for a token (``InstantClientDelegate``, `.instantDidFailAuthentication`).
     var jwt: String?
     var _userID: String?
-    /// The page count of the document's PDF, once read (a document's PDF never changes).
-    var _pageCount: Int?
+    /// The pages of the document's PDF, once read (a document's PDF never changes).
+    var _pages: [InstantPDFPage]?
     var _downloadProgress: Progress?
     var _migrationProgress: Progress?
     var downloadGeneration = 0
@@ -309,11 +309,24 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     }
 
     /// The number of pages of the downloaded PDF, or `nil` if it cannot be read.
-    var pageCount: Int? {
-        if let known = lock.withLock({ _pageCount }) { return known }
-        let count = try? PDFDocument(contentsOf: store.pdfURL(documentID: identifier)).pageCount
-        lock.withLock { _pageCount = count }
-        return count
+    var pageCount: Int? { try? pdfPages().count }
+
+    /// The pages of the downloaded PDF, read once.
+    /// - Throws: ``InstantError/Code/corruptedData`` if the PDF cannot be read.
+    func pdfPages() throws(InstantError) -> [InstantPDFPage] {
+        if let known = lock.withLock({ _pages }) { return known }
+        let url = store.pdfURL(documentID: identifier)
+        let pages: [InstantPDFPage]
+        do {
+            pages = try PDFDocument(contentsOf: url).pages.map(InstantPDFPage.init)
+        } catch {
+            throw InstantError(
+                .corruptedData,
+                "The PDF of '\(identifier)' at \(url.path) cannot be read (\(error)); remove the document's local "
+                    + "storage (InstantClient.removeLocalStorage(forDocumentIdentifier:)) and download it again.")
+        }
+        lock.withLock { _pages = pages }
+        return pages
     }
 
     func downloadedLayer() throws(InstantError) -> LocalLayer {
