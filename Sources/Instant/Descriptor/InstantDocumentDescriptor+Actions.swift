@@ -71,7 +71,6 @@ extension InstantDocumentDescriptor {
         progress.cancellationHandler = { [weak self] in self?.deliver(.downloadCancelled) }
         let documentID = identifier
         let layer = layerName
-        let policy = lock.withLock { machine.retryPolicy }
         let task = Task { [weak self] in
             guard let self, let jwt, let claims = InstantJWT(jwt) else { return }
             let outcome: DocumentStateMachine.Event
@@ -179,7 +178,6 @@ extension InstantDocumentDescriptor {
         }
         let documentID = identifier
         let layer = layerName
-        let policy = lock.withLock { machine.retryPolicy }
         let task = Task { [weak self] in
             guard let self else { return }
             let event: DocumentStateMachine.Event
