@@ -35,6 +35,19 @@ struct ConvergenceTests {
         var isSettled: Bool { inFlight == nil && pending.isEmpty }
     }
 
+    /// The layer's records on the server (content by id), and its snapshot.
+    static func serverRecords(_ client: ServerHarness.Client, documentID: String, token: String) async throws
+        -> ([String: JSONValue], ServerHarness.Client.Reply)
+    {
+        let snapshot = try await client.request(
+            .get, "/i/d/\(documentID)/snapshot", headers: [.authorization: "Token token=\"\(token)\""], apiToken: nil)
+        var server: [String: JSONValue] = [:]
+        for record in snapshot.json?["records"]?.arrayValue ?? [] {
+            server[record["id"]?.stringValue ?? ""] = record["content"]
+        }
+        return (server, snapshot)
+    }
+
     /// The server's truth, replayed from every push the server applied.
     struct Oracle {
         var records: [String: JSONValue] = [:]
@@ -131,13 +144,7 @@ struct ConvergenceTests {
             }
             for simulated in clients { try await syncOnce(simulated, dropAnswer: false) }
 
-            let snapshot = try await client.request(
-                .get, "/i/d/\(id)/snapshot", headers: [.authorization: "Token token=\"\(clients[0].sync.token)\""],
-                apiToken: nil)
-            var server: [String: JSONValue] = [:]
-            for record in snapshot.json?["records"]?.arrayValue ?? [] {
-                server[record["id"]?.stringValue ?? ""] = record["content"]
-            }
+            let (server, snapshot) = try await Self.serverRecords(client, documentID: id, token: clients[0].sync.token)
             #expect(lostAnswers > 0 && oracle.appliedPushes > 10, "the run exercised retries")
             #expect(clients.allSatisfy { $0.isSettled })
             #expect(Set(server.keys) == Set(oracle.records.keys), "no acknowledged change is missing")
@@ -332,13 +339,7 @@ struct ConvergenceTests {
                 }
                 #expect(caughtUp, "client \(simulated.sync.clientID) reached revision \(revision)")
             }
-            let snapshot = try await client.request(
-                .get, "/i/d/\(id)/snapshot", headers: [.authorization: "Token token=\"\(clients[0].sync.token)\""],
-                apiToken: nil)
-            var server: [String: JSONValue] = [:]
-            for record in snapshot.json?["records"]?.arrayValue ?? [] {
-                server[record["id"]?.stringValue ?? ""] = record["content"]
-            }
+            let (server, _) = try await Self.serverRecords(client, documentID: id, token: clients[0].sync.token)
             #expect(pushes > 50 && reconnects > 5 && dropped > 5, "the run exercised drops and reconnects")
             #expect(clients.map(\.applied).reduce(0, +) > 0, "changes came as change messages")
             #expect(clients.map(\.pulls).reduce(0, +) > 0, "gaps were filled by pulls")
