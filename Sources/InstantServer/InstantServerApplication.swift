@@ -140,6 +140,8 @@ public func buildInstantRouters(
         layer.get("pdf", use: api.documentPDF)
         layer.post("pdf_with_instant_json", use: api.documentPDFWithInstantJSON)
         layer.post("apply_instant_json", use: api.applyInstantJSON)
+        layer.get("document.xfdf", use: api.exportXFDF)
+        layer.post("apply_xfdf", use: api.applyXFDF)
         layer.get("form-field-values", use: api.listFormFieldValues)
         layer.post("form-field-values", use: api.setFormFieldValues)
         layer.get("bookmarks", use: api.listBookmarks)

@@ -60,11 +60,13 @@ struct UploadCommand: AsyncParsableCommand {
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a document layer as Instant JSON, or as a PDF with its annotations (--pdf).",
+        abstract:
+            "Export a document layer as Instant JSON, as XFDF (--xfdf), or as a PDF with its annotations (--pdf).",
         discussion: """
-            From a running server: `instant export ID [--layer NAME] [--pdf] -o FILE`.
+            From a running server: `instant export ID [--layer NAME] [--pdf | --xfdf] -o FILE`.
             Offline, without a server: `instant export --pdf --from-pdf IN.pdf [--instant-json IN.json] -o OUT.pdf`
-            writes the Instant JSON's records into the PDF as an incremental update.
+            writes the Instant JSON's records into the PDF as an incremental update. To turn Instant JSON
+            into XFDF (or back) without a server, use `instant convert`.
             """
     )
 
@@ -79,6 +81,9 @@ struct ExportCommand: AsyncParsableCommand {
 
     @Flag(help: "Export the PDF with the records written in, instead of Instant JSON.")
     var pdf = false
+
+    @Flag(help: "Export XFDF (annotations, comments and form field values) instead of Instant JSON.")
+    var xfdf = false
 
     @Option(name: .customLong("from-pdf"), help: "Offline: the PDF to write into (needs --pdf).")
     var sourcePDF: String?
@@ -103,6 +108,10 @@ struct ExportCommand: AsyncParsableCommand {
     @OptionGroup var limits: PDFLimitOptions
 
     func validate() throws {
+        if pdf, xfdf { throw ValidationError("Choose one of --pdf and --xfdf.") }
+        if xfdf, sourcePDF != nil {
+            throw ValidationError("--xfdf exports from a server; offline, use `instant convert FILE --pdf PDF`.")
+        }
         if sourcePDF == nil, document == nil {
             throw ValidationError("Give a document id, or --from-pdf FILE to export offline.")
         }
@@ -126,6 +135,10 @@ struct ExportCommand: AsyncParsableCommand {
             return
         }
         let base = "api/documents/\(document ?? "")\(layerPath(layer))"
+        if xfdf {
+            try writeOutput(try await remote.send("GET", "\(base)/document.xfdf"), to: output, endOfLine: false)
+            return
+        }
         guard pdf else {
             try writeOutput(try await remote.send("GET", "\(base)/document.json"), to: output)
             return
@@ -165,17 +178,21 @@ struct ExportCommand: AsyncParsableCommand {
     }
 }
 
-/// `instant import ID FILE`: applies an Instant JSON file to a layer.
+/// `instant import ID FILE`: applies an Instant JSON or XFDF file to a layer.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Apply an Instant JSON file to a document layer (strict unless --lenient)."
+        abstract: "Apply an Instant JSON or XFDF file to a document layer (strict unless --lenient).",
+        discussion: """
+            A file whose first character is '<' is XFDF: its annotations replace the layer's records \
+            they name (by id or name) and are added otherwise. --lenient applies to Instant JSON only.
+            """
     )
 
     @Argument(help: "The document id.")
     var document: String
 
-    @Argument(help: "The Instant JSON file.")
+    @Argument(help: "The Instant JSON or XFDF file.")
     var file: String
 
     @Option(help: "The layer; the default layer when omitted.")
@@ -192,6 +209,14 @@ struct ImportCommand: AsyncParsableCommand {
             json = try Data(contentsOf: URL(fileURLWithPath: file))
         } catch {
             throw ValidationError("Cannot read \(file): \(error.localizedDescription)")
+        }
+        if XFDFImport.isXML(json) {
+            guard !lenient else { throw ValidationError("--lenient applies to Instant JSON, not to XFDF.") }
+            let answer = try await remote.send(
+                "POST", "api/documents/\(document)\(layerPath(layer))/apply_xfdf",
+                contentType: "application/vnd.adobe.xfdf", body: json)
+            try writeOutput(answer, to: nil)
+            return
         }
         let answer = try await remote.send(
             "POST",

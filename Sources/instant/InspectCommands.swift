@@ -7,7 +7,7 @@ import InstantPDF
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check an Instant JSONValue document file against the format.",
+        abstract: "Check an Instant JSON document file against the format.",
         discussion: """
             Prints every problem with its JSONValue path (for example `annotations[3].bbox: expected 4 numbers`) \
             and exits with status 1 when there is one. With --lenient, bad records are reported and \
@@ -33,7 +33,7 @@ struct ValidateCommand: ParsableCommand {
             let document = result.document
             for problem in result.skipped { print("skipped \(problem)") }
             print(
-                "\(file): valid Instant JSONValue — \(document.annotations.count) annotations, "
+                "\(file): valid Instant JSON — \(document.annotations.count) annotations, "
                     + "\(document.bookmarks.count) bookmarks, \(document.formFields.count) form fields, "
                     + "\(document.formFieldValues.count) form field values, \(document.comments.count) comments, "
                     + "\(document.attachments.count) attachments")
@@ -49,7 +49,7 @@ struct ValidateCommand: ParsableCommand {
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Read a PDF and print its pages, identity and its own annotations as Instant JSONValue."
+        abstract: "Read a PDF and print its pages, identity and its own annotations as Instant JSON."
     )
 
     @Argument(help: "The PDF file.")

@@ -10,7 +10,7 @@ struct InstantCommand: AsyncParsableCommand {
         abstract: "OpenInstant: self-hosted real-time collaboration on PDF annotations.",
         subcommands: [
             ServeCommand.self, TokenCommand.self, UploadCommand.self, ExportCommand.self, ImportCommand.self,
-            ValidateCommand.self, InspectCommand.self, SyncCommand.self,
+            ConvertCommand.self, ValidateCommand.self, InspectCommand.self, SyncCommand.self,
         ]
     )
 

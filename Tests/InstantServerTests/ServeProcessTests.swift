@@ -250,6 +250,19 @@ struct ServeProcessTests {
         let json = try JSONValue.parse(Data(contentsOf: exported))
         #expect(json["annotations"]?.arrayValue?.first?["id"]?.stringValue == "cli-1")
 
+        // The same layer as XFDF, applied back as XFDF: the note keeps its id.
+        let xfdf = directory.url.appendingPathComponent("out.xfdf")
+        let (xfdfStatus, xfdfOutput) = try await Self.run(["export", "doc", "--xfdf", "-o", xfdf.path] + common)
+        #expect(xfdfStatus == 0, "\(xfdfOutput)")
+        let xfdfText = try String(contentsOf: xfdf, encoding: .utf8)
+        #expect(xfdfText.contains("<text page=\"0\"") && xfdfText.contains("name=\"cli-1\""))
+        let (reimportStatus, reimportOutput) = try await Self.run(
+            ["import", "doc", xfdf.path, "--layer", "x"] + common)
+        #expect(reimportStatus == 0, "\(reimportOutput)")
+        #expect(reimportOutput.contains("\"revision\""))
+        let (lenientStatus, lenientOutput) = try await Self.run(["import", "doc", xfdf.path, "--lenient"] + common)
+        #expect(lenientStatus != 0 && lenientOutput.contains("--lenient applies to Instant JSON"))
+
         let (missingStatus, missingOutput) = try await Self.run(["export", "nope"] + common)
         #expect(missingStatus != 0)
         #expect(missingOutput.contains("404"))
@@ -305,6 +318,47 @@ struct ServeProcessTests {
         ])
         #expect(missingStatus != 0)
         #expect(missingMessage.contains("nope.pdf"))
+    }
+}
+
+extension ServeProcessTests {
+    /// `instant convert` turns Instant JSON into XFDF and back, offline, with the PDF's coordinates.
+    @Test func convertTurnsInstantJSONIntoXFDFAndBack() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pdf = directory.url.appendingPathComponent("page.pdf")
+        try TestPDF.make(pageCount: 1).write(to: pdf)
+        let json = directory.url.appendingPathComponent("in.json")
+        try Data(
+            """
+            {"format":"https://pspdfkit.com/instant-json/v1",
+             "annotations":[{"v":2,"id":"sq","type":"pspdfkit/shape/rectangle","pageIndex":0,"bbox":[10,20,30,40],
+               "strokeColor":"#FF0000","strokeWidth":2,"note":"convert me"}],
+             "bookmarks":[{"v":1,"type":"pspdfkit/bookmark","action":{"type":"goTo","pageIndex":0}}]}
+            """.utf8
+        ).write(to: json)
+        let xfdf = directory.url.appendingPathComponent("out.xfdf")
+        let (toXFDF, toXFDFOutput) = try await Self.run(["convert", json.path, "--pdf", pdf.path, "-o", xfdf.path])
+        #expect(toXFDF == 0, "\(toXFDFOutput)")
+        #expect(toXFDFOutput.contains("bookmarks are left out"))
+        let text = try String(contentsOf: xfdf, encoding: .utf8)
+        // 792 pt high: the box from y 20 to 60 from the top is 732…772 in PDF space.
+        #expect(text.contains("rect=\"10,732,40,772\""))
+        #expect(text.contains("<f href=\"page.pdf\"/>"))
+
+        let back = directory.url.appendingPathComponent("back.json")
+        let (toJSON, toJSONOutput) = try await Self.run(["convert", xfdf.path, "--pdf", pdf.path, "-o", back.path])
+        #expect(toJSON == 0, "\(toJSONOutput)")
+        let records = try InstantDocumentJSON.decode(Data(contentsOf: back)).document
+        #expect(records.annotations.map(\.id) == ["sq"])
+        #expect(records.annotations.first?.bbox == Rect(left: 10, top: 20, width: 30, height: 40))
+        #expect(records.annotations.first?.note == "convert me")
+
+        let broken = directory.url.appendingPathComponent("broken.xfdf")
+        try Data("<xfdf>\n<annots>\n<line page=\"0\"/>\n</annots></xfdf>".utf8).write(to: broken)
+        let (brokenStatus, brokenOutput) = try await Self.run(["convert", broken.path, "--pdf", pdf.path])
+        #expect(brokenStatus != 0)
+        #expect(brokenOutput.contains("XFDF line 3: <line>: it has no 'rect' attribute"))
     }
 }
 

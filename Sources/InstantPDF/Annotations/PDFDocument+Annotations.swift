@@ -54,7 +54,7 @@ extension PDFDocument {
                 continue
             }
             roots.insert(parent)
-            comments.append(Self.comment(replying: reply, to: parent))
+            comments.append(Self.comment(replying: reply, to: String(parent)))
         }
         for index in annotations.indices where roots.contains(annotations[index].pdfObjectId ?? -1) {
             annotations[index].isCommentThreadRoot = true
@@ -73,10 +73,11 @@ extension PDFDocument {
         return document
     }
 
-    /// A text annotation that replies to annotation `parent` (`/IRT`), as a comment of its thread.
-    private static func comment(replying reply: Annotation, to parent: Int) -> Comment {
+    /// A text annotation that replies to the annotation with id `rootId` (`/IRT` in a PDF,
+    /// `inreplyto` in XFDF), as a comment of its thread.
+    static func comment(replying reply: Annotation, to rootId: String) -> Comment {
         var comment = Comment(
-            rootId: String(parent), pageIndex: reply.pageIndex, text: AnnotationText(value: reply.text?.value ?? ""),
+            rootId: rootId, pageIndex: reply.pageIndex, text: AnnotationText(value: reply.text?.value ?? ""),
             id: reply.id)
         comment.pdfObjectId = reply.pdfObjectId
         comment.creatorName = reply.creatorName
@@ -123,7 +124,7 @@ extension PDFDocument {
         if let parent = replyParent(dictionary), let (_, parentDictionary) = read(parent),
             replyParent(parentDictionary) == nil
         {
-            return (nil, Self.comment(replying: record, to: parent))
+            return (nil, Self.comment(replying: record, to: String(parent)))
         }
         return (record, nil)
     }

@@ -112,6 +112,21 @@ struct AnnotationEncoder {
         return dictionary
     }
 
+    /// A comment as the note annotation that carries it in a PDF (with `/IRT`) and in XFDF (with
+    /// `inreplyto`): on its root's page, a 20-point square at the root's top left corner.
+    static func replyNote(for comment: Comment, root: Annotation) -> Annotation {
+        let box = root.bbox
+        var note = Annotation(
+            type: .note, pageIndex: root.pageIndex, bbox: Rect(left: box.left, top: box.top, width: 20, height: 20),
+            id: comment.id)
+        note.text = AnnotationText(value: comment.text?.value ?? "")
+        note.creatorName = comment.creatorName
+        note.createdAt = comment.createdAt
+        note.updatedAt = comment.updatedAt
+        note.icon = "comment"
+        return note
+    }
+
     /// The PDF subtype of a record, or `nil` for records not written as annotations.
     static func subtype(of annotation: Annotation) -> String? {
         switch annotation.type {

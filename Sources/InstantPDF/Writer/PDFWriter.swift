@@ -257,14 +257,7 @@ struct PDFWriter {
         let page = document.pages[pageIndex]
         let space = PageSpace(cropBox: page.cropBox)
         let box = rootAnnotation.bbox
-        var note = Annotation(
-            type: .note, pageIndex: pageIndex, bbox: Rect(left: box.left, top: box.top, width: 20, height: 20),
-            id: comment.id)
-        note.text = AnnotationText(value: comment.text?.value ?? "")
-        note.creatorName = comment.creatorName
-        note.createdAt = comment.createdAt
-        note.updatedAt = comment.updatedAt
-        note.icon = "comment"
+        let note = AnnotationEncoder.replyNote(for: comment, root: rootAnnotation)
         let encoder = AnnotationEncoder(space: space, page: page.reference, pageReferences: [])
         guard var dictionary = encoder.dictionary(for: note) else { return }
         dictionary["IRT"] = .reference(root)

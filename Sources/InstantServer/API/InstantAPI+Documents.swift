@@ -1,10 +1,13 @@
 import Foundation
 import Hummingbird
 import InstantJSON
+import InstantPDF
 
 extension InstantAPI {
     /// `POST /api/documents`: a raw PDF body, or `multipart/form-data` with `file`, optional
-    /// `document_id`, `title` and `instant.json` (applied to the default layer).
+    /// `document_id`, `title`, and `instant.json` or `attachment` (Instant JSON or XFDF, applied to
+    /// the default layer; an XFDF replaces the PDF's own annotations unless
+    /// `keep_current_annotations` is `true`).
     func createDocument(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let contentType = request.headers[.contentType] ?? "application/pdf"
         let body = try await body(request)
@@ -13,6 +16,8 @@ extension InstantAPI {
         var title: String?
         var filename: String?
         var instantJSON: Data?
+        var xfdf: Data?
+        var keepCurrentAnnotations = false
         if let boundary = MultipartForm.boundary(contentType: contentType) {
             let form = try MultipartForm.parse(body, boundary: boundary)
             guard let file = form.part(named: "file") else {
@@ -23,6 +28,20 @@ extension InstantAPI {
             title = form.text(named: "title")
             filename = file.filename
             instantJSON = form.part(named: "instant.json")?.data
+            if let attachment = form.part(named: "attachment")?.data {
+                guard instantJSON == nil else {
+                    throw APIError.badRequest("Send the annotations as 'instant.json' or as 'attachment', not both.")
+                }
+                if XFDFImport.isXML(attachment) {
+                    xfdf = attachment
+                } else {
+                    instantJSON = attachment
+                }
+            }
+            keepCurrentAnnotations =
+                try Self.flag(
+                    form.text(named: "keep_current_annotations").map { Substring($0) },
+                    name: "keep_current_annotations") ?? false
         } else if contentType.lowercased().hasPrefix("application/json") {
             throw APIError(
                 .unsupportedMediaType,
@@ -67,7 +86,22 @@ extension InstantAPI {
             isPasswordProtected: imported.isPasswordProtected,
             createdAt: Date()
         )
-        // One transaction: the document, its base records and the applied Instant JSON.
+        if let xfdf {
+            // The PDF's own annotations and comments give way to the XFDF's, unless asked to stay.
+            let replaced =
+                keepCurrentAnnotations
+                ? []
+                : imported.baseRecords.filter { record in
+                    record.kind == .comment
+                        || (record.kind == .annotation
+                            && (try? JSONValue.parse(record.content))?["type"]?.stringValue != "pspdfkit/widget")
+                }.map(\.id)
+            let originals = imported.baseRecords.map { (id: $0.id, pdfObjectID: $0.pdfObjectID, content: $0.content) }
+            importPlan = try await xfdfImport(
+                xfdf, pdf: pdf, of: document, matching: originals, replacing: replaced
+            ).0
+        }
+        // One transaction: the document, its base records and the applied Instant JSON or XFDF.
         try await storage.createDocument(
             document,
             pdf: pdf,

@@ -59,9 +59,7 @@ extension InstantAPI {
         applying upload: (body: Data, contentType: String?)? = nil
     ) async throws -> Response {
         let json = try await documentJSON(document, layer: layer)
-        guard let source = try await storage.pdf(sha256: document.sourcePDFSHA256) else {
-            throw APIError(.internalServerError, "The PDF file of document '\(document.id)' is missing from storage.")
-        }
+        let source = try await sourcePDF(of: document)
         // The answer is the stored file followed by the update, without joining them first.
         let limits = configuration.pdfProcessing.limits
         let update = try await pdfWork.perform { () throws -> Data in
@@ -83,8 +81,7 @@ extension InstantAPI {
                 throw APIError.unprocessable("The PDF of document '\(document.id)' could not be written: \(error)")
             }
         }
-        let name = (document.title?.isEmpty == false ? document.title! : document.id)
-            .replacingOccurrences(of: "\"", with: "'")
+        let name = Self.downloadName(document)
         return Response(
             status: .ok,
             headers: [

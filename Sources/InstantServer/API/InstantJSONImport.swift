@@ -7,6 +7,8 @@ struct InstantJSONImport {
     var writes: [RecordWrite] = []
     /// PDF objects whose records are to be deleted.
     var skippedPDFObjectIDs: [Int] = []
+    /// Records to be deleted unless the import writes them (the originals an upload's XFDF replaces).
+    var replacedIDs: [String] = []
     /// Attachments to store: bytes and content type.
     var attachments: [(data: Data, contentType: String)] = []
     /// The problems skipped in lenient mode.
@@ -127,13 +129,18 @@ struct InstantJSONImport {
     }
 
     /// The record changes of the import for a layer whose live records are `existing`: puts for
-    /// every record, deletions for the live records of `skippedPdfObjectIds` not written here.
+    /// every record, deletions for the live records of `skippedPdfObjectIds` and ``replacedIDs``
+    /// not written here.
     func changes(existing: [(id: String, pdfObjectID: Int?)]) -> [RecordChange] {
         var changes = writes.map { RecordChange.put($0) }
         let skipped = Set(skippedPDFObjectIDs)
+        let replaced = Set(replacedIDs)
         let written = Set(writes.compactMap(\.pdfObjectID))
-        for record in existing {
+        let writtenIDs = Set(writes.map(\.id))
+        for record in existing where !writtenIDs.contains(record.id) {
             if let objectID = record.pdfObjectID, skipped.contains(objectID), !written.contains(objectID) {
+                changes.append(.delete(id: record.id))
+            } else if replaced.contains(record.id) {
                 changes.append(.delete(id: record.id))
             }
         }
