@@ -16,8 +16,8 @@ struct MethodNotAllowedTests {
             let id = try await client.upload(TestPDF.make(pageCount: 1))
             let cases: [(HTTPRequest.Method, String, String)] = [
                 (.trace, "/healthcheck", "GET"),
-                (.trace, "/api/documents", "GET, POST"),
-                (.delete, "/api/documents", "GET, POST"),
+                (.trace, "/api/documents", "DELETE, GET, POST"),
+                (.put, "/api/documents", "DELETE, GET, POST"),
                 (.options, "/api/documents/\(id)/annotations", "DELETE, GET, POST, PUT"),
                 (.patch, "/api/documents/\(id)/layers/team/annotations/a1", "DELETE, GET, PUT"),
                 (.trace, "/i/d/\(id)/l/team/sync", "POST"),

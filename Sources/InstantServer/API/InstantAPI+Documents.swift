@@ -49,12 +49,8 @@ extension InstantAPI {
             )
         }
         guard !pdf.isEmpty else { throw APIError.badRequest("The upload is empty; send the PDF's bytes.") }
-        let documentID =
-            try requestedID.map { id throws(APIError) in
-                try Identifiers.validate(id, what: "document id")
-                return id
-            } ?? identifiers.next().string
-        let password = request.headers.first { $0.name.canonicalName == "pspdfkit-pdf-password" }?.value
+        let documentID = try newDocumentID(requestedID)
+        let password = Self.pdfPassword(request)
         let imported: ImportedDocument
         do {
             let (importer, limits) = (importer, configuration.pdfProcessing.limits)

@@ -139,7 +139,49 @@ extension InstantAPI {
         let root = try await requireAnnotation(documentID: id, layer: layer, id: rootID)
         let pageIndex = (try? JSONValue.parse(root.content))?["pageIndex"] ?? 0
         let body = try await jsonBody(request)
-        guard let items = body["comments"]?.arrayValue, !items.isEmpty else {
+        let writes = try commentWrites(body["comments"], rootID: rootID, pageIndex: pageIndex, document: document)
+        let result = try await storage.apply(
+            writes.map { .put($0, condition: .absent) },
+            documentID: id,
+            layer: layer,
+            onConditionFailure: .abortBatch
+        )
+        return Self.data(["comments": .array(result.applied.map(Self.recordJSON))])
+    }
+
+    /// `POST .../comments` with `{"annotation": {content, id?, user_id?, group?}, "comments": [...]}`:
+    /// a new thread, its root annotation and its comments in one commit.
+    func createThread(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let (id, layer, document) = try await documentAndLayer(context)
+        let body = try await jsonBody(request)
+        guard let annotation = body["annotation"], annotation.objectValue != nil else {
+            throw APIError.badRequest(
+                "The body needs 'annotation': the thread's root {content, id?, user_id?, group?}.")
+        }
+        var root = try annotationWrite(annotation, document: document, path: "annotation", requireID: false)
+        var content = (try? JSONValue.parse(root.content))?.objectValue ?? [:]
+        content["isCommentThreadRoot"] = true
+        root.content = JSONValue.object(content).encoded()
+        let comments = try commentWrites(
+            body["comments"], rootID: root.id, pageIndex: content["pageIndex"] ?? 0, document: document)
+        _ = try await storage.apply(
+            ([root] + comments).map { .put($0, condition: .absent) },
+            documentID: id,
+            layer: layer,
+            onConditionFailure: .abortBatch
+        )
+        return Self.data([
+            "annotation": ["id": .string(root.id)],
+            "comments": .array(comments.map { ["id": .string($0.id)] }),
+        ])
+    }
+
+    /// The writes of new comments of the thread rooted at `rootID`, from `[{content: {text}, id?,
+    /// user_id?, group?}]`: each on the root's page, with its creation and update times.
+    private func commentWrites(
+        _ items: JSONValue?, rootID: String, pageIndex: JSONValue, document: StoredDocument
+    ) throws -> [RecordWrite] {
+        guard let items = items?.arrayValue, !items.isEmpty else {
             throw APIError.badRequest("The body needs 'comments': an array of {content: {text}} objects.")
         }
         let now = JSONValue.string(Self.timestamp(Date()))
@@ -177,13 +219,7 @@ extension InstantAPI {
                 )
             )
         }
-        let result = try await storage.apply(
-            writes.map { .put($0, condition: .absent) },
-            documentID: id,
-            layer: layer,
-            onConditionFailure: .abortBatch
-        )
-        return Self.data(["comments": .array(result.applied.map(Self.recordJSON))])
+        return writes
     }
 
     // MARK: Attachments

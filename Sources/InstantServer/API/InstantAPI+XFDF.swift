@@ -132,9 +132,11 @@ extension InstantAPI {
     }
 
     /// The PDF of a stored document, opened with the server's limits.
-    static func openPDF(_ data: Data, of document: StoredDocument, limits: PDFLimits) throws -> PDFDocument {
+    static func openPDF(
+        _ data: Data, of document: StoredDocument, password: String? = nil, limits: PDFLimits
+    ) throws -> PDFDocument {
         do throws(PDFError) {
-            return try PDFDocument(data: data, limits: limits)
+            return try PDFDocument(data: data, password: password, limits: limits)
         } catch  where error.code == .limitExceeded {
             throw APIError.unprocessable(
                 "The PDF of document '\(document.id)' could not be read: \(PDFLimitRefusal.reason(error))")

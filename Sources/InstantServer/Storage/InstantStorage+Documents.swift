@@ -60,6 +60,100 @@ extension InstantStorage {
         }
     }
 
+    /// Copies a document under a new id in one transaction: the same PDF (stored once), its base
+    /// records, and its layers' live records, each copied layer starting at revision 1 (tombstones
+    /// and the clients' push history stay with the original). With `layer`, only that layer is
+    /// copied, as the copy's default layer. `initialChanges` are then applied to the copy's default
+    /// layer. Attachments that the copied records use (`imageAttachmentId`) are copied with them;
+    /// `attachments` are added.
+    /// - Returns: The copy.
+    /// - Throws: ``StorageError/Code/documentNotFound``, ``StorageError/Code/layerNotFound``
+    ///   (`layer` does not exist), ``StorageError/Code/documentExists`` (the new id is taken), or
+    ///   the first failed condition of `initialChanges` (and nothing is written).
+    public func copyDocument(
+        id sourceID: String,
+        to copyID: String,
+        layer onlyLayer: String? = nil,
+        initialChanges: [RecordChange] = [],
+        attachments: [StoredAttachment] = []
+    ) async throws -> StoredDocument {
+        let now = clock()
+        return try await write { transaction in
+            guard let source = try await transaction.document(id: sourceID) else {
+                throw StorageError(.documentNotFound, "No document has the id '\(sourceID)'.")
+            }
+            var copy = source
+            copy.id = copyID
+            copy.createdAt = now
+            try await transaction.lockContent(sha256: source.sourcePDFSHA256)
+            guard try await transaction.insertDocument(copy) else {
+                throw StorageError(
+                    .documentExists,
+                    "A document with the id '\(copyID)' already exists. Delete it first or choose another id.")
+            }
+            let base = try await transaction.baseRecords(documentID: sourceID)
+            try await transaction.insertBaseRecords(
+                documentID: copyID,
+                base.map {
+                    RecordWrite(
+                        id: $0.id, kind: $0.kind, group: $0.group, user: $0.createdBy, pdfObjectID: $0.pdfObjectID,
+                        content: $0.content)
+                })
+            var layers = try await transaction.layers(documentID: sourceID).map { (source: $0.name, copy: $0.name) }
+            if let onlyLayer {
+                guard layers.contains(where: { $0.source == onlyLayer }) else {
+                    throw StorageError(.layerNotFound, "The document '\(sourceID)' has no layer '\(onlyLayer)'.")
+                }
+                layers = [(onlyLayer, "")]
+            }
+            var attachmentKeys = Set<String>()
+            var events: [StorageEvent] = []
+            for (sourceName, copyName) in layers {
+                let records = try await transaction.liveRecords(documentID: sourceID, layer: sourceName, kind: nil)
+                guard try await transaction.insertLayer(documentID: copyID, name: copyName, revision: 0) else {
+                    continue
+                }
+                let rows = records.map { original in
+                    var record = original
+                    record.revision = 1
+                    return RecordRow(record: record, threadRoot: Self.threadRoot(of: record))
+                }
+                try await transaction.upsert(rows, documentID: copyID, layer: copyName)
+                if !rows.isEmpty {
+                    try await transaction.setRevision(documentID: copyID, layer: copyName, to: 1)
+                }
+                for record in records {
+                    if let key = (try? JSONValue.parse(record.content))?["imageAttachmentId"]?.stringValue {
+                        attachmentKeys.insert(key)
+                    }
+                }
+                events.append(.revisionChanged(documentID: copyID, layer: copyName, revision: rows.isEmpty ? 0 : 1))
+            }
+            for key in attachmentKeys.sorted() {
+                if let attachment = try await transaction.attachment(documentID: sourceID, sha256: key) {
+                    try await transaction.insertAttachment(documentID: copyID, attachment)
+                }
+            }
+            for attachment in attachments {
+                try await transaction.insertAttachment(documentID: copyID, attachment)
+            }
+            if !initialChanges.isEmpty {
+                guard let layer = try await transaction.lockLayer(documentID: copyID, name: "")?.layer else {
+                    throw StorageError(.layerNotFound, "The copy of '\(sourceID)' has no default layer.")
+                }
+                let records = GroupRecords()
+                let revision = try await Self.commit(
+                    initialChanges, to: layer, in: transaction, onConditionFailure: .abortBatch, now: now,
+                    records: records
+                ).revision
+                try await records.flush(to: transaction, documentID: copyID, layer: "")
+                try await transaction.setRevision(documentID: copyID, layer: "", to: revision)
+                events.append(.revisionChanged(documentID: copyID, layer: "", revision: revision))
+            }
+            return (copy, events)
+        }
+    }
+
     /// The document with the given id, or `nil`.
     public func document(id: String) async throws -> StoredDocument? {
         try await backend.read { try await $0.document(id: id) }
