@@ -63,6 +63,64 @@ struct StorageConformanceTests {
         #expect(try await storage.deleteDocument(id: "b") == false)
     }
 
+    @Test(arguments: StorageKind.available) func aCopyHasTheLayersAndAttachmentsButNotTheHistory(
+        _ kind: StorageKind
+    ) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(
+            Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [Self.annotation("12", pdfObjectID: 12)])
+        let image = try await storage.putAttachment(documentID: "d", data: Data("jpeg".utf8), contentType: "image/jpeg")
+        let imageRecord = RecordWrite(
+            id: "img", kind: .annotation,
+            content: Data(
+                #"{"id":"img","type":"pspdfkit/image","v":2,"pageIndex":0,"bbox":[1,2,3,4],"imageAttachmentId":"\#(image)"}"#
+                    .utf8))
+        _ = try await storage.apply(
+            [.put(Self.annotation("gone")), .put(imageRecord)], documentID: "d", layer: "",
+            onConditionFailure: .abortBatch)
+        _ = try await storage.apply([.delete(id: "gone")], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        try await storage.createLayer(documentID: "d", name: "review", source: .empty)
+        _ = try await storage.apply(
+            [.put(Self.annotation("r1"))], documentID: "d", layer: "review", onConditionFailure: .abortBatch)
+
+        let copy = try await storage.copyDocument(id: "d", to: "c")
+        #expect(copy.sourcePDFSHA256 == Attachment.key(for: Self.pdf))
+        #expect(try await storage.baseRecords(documentID: "c").map(\.id) == ["12"])
+        #expect(try await storage.records(documentID: "c", layer: "", kind: nil).map(\.id) == ["12", "img"])
+        #expect(try await storage.records(documentID: "c", layer: "review", kind: nil).map(\.id) == ["r1"])
+        #expect(try await storage.layer(documentID: "c", name: "")?.revision == 1)
+        // Tombstones stay with the original: the copy has no changes before revision 1.
+        #expect(
+            try await storage.changes(documentID: "c", layer: "", since: 0).records.map(\.id).sorted() == ["12", "img"])
+        #expect(try await storage.attachment(documentID: "c", sha256: image)?.data == Data("jpeg".utf8))
+
+        // One layer, as the default, with changes applied; a failed condition writes nothing.
+        let one = try await storage.copyDocument(
+            id: "d", to: "one", layer: "review", initialChanges: [.put(Self.annotation("new"))])
+        #expect(try await storage.records(documentID: one.id, layer: "", kind: nil).map(\.id) == ["new", "r1"])
+        #expect(try await storage.layers(documentID: one.id).map(\.name) == [""])
+        await #expect {
+            try await storage.copyDocument(
+                id: "d", to: "refused", initialChanges: [.put(Self.annotation("12"), condition: .absent)])
+        } throws: { ($0 as? StorageError)?.code == .recordExists }
+        #expect(try await storage.document(id: "refused") == nil)
+        await #expect {
+            try await storage.copyDocument(id: "d", to: "c")
+        } throws: { ($0 as? StorageError)?.code == .documentExists }
+        await #expect {
+            try await storage.copyDocument(id: "missing", to: "x")
+        } throws: { ($0 as? StorageError)?.code == .documentNotFound }
+        await #expect {
+            try await storage.copyDocument(id: "d", to: "x", layer: "nope")
+        } throws: { ($0 as? StorageError)?.code == .layerNotFound }
+
+        // Deleting the original leaves the copy and the PDF they share.
+        #expect(try await storage.deleteDocument(id: "d"))
+        #expect(try await storage.pdf(sha256: copy.sourcePDFSHA256) == Self.pdf)
+    }
+
     @Test(arguments: StorageKind.available) func revisionsAndChangesSinceIncludeTombstones(_ kind: StorageKind)
         async throws
     {
