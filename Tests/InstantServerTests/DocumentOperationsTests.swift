@@ -62,9 +62,11 @@ struct DocumentOperationsTests {
 
             let none = try await client.request(.delete, "/api/documents")
             #expect(none.status == .badRequest)
-            #expect(none.reason?.contains("at least one filter") == true)
+            #expect(none.reason == "missing_filter_parameters")
+            #expect(none.json?["error"]?["description"]?.stringValue?.contains("at least one filter") == true)
             let badDate = try await client.request(.delete, "/api/documents?start_date=yesterday")
             #expect(badDate.status == .badRequest)
+            #expect(badDate.reason == "invalid_start_date")
 
             let drafts = try await client.request(.delete, "/api/documents?title=draft")
             #expect(drafts.status == .ok)
@@ -123,8 +125,8 @@ struct DocumentOperationsTests {
                 .post, "/api/documents/copy/layers/review/copy_with_instant_json",
                 headers: [.contentType: "application/json"], body: instant.encoded())
             #expect(layered.status == .ok, "\(layered.reason ?? "")")
-            let newID = try #require(layered.data?["documentId"]?.stringValue)
-            #expect(layered.data?["sourcePdfSha256"]?.stringValue == Attachment.key(for: TestPDF.annotated()))
+            let newID = try #require(layered.json?["documentId"]?.stringValue)
+            #expect(layered.json?["sourcePdfSha256"]?.stringValue == Attachment.key(for: TestPDF.annotated()))
             let copied = try await ids(newID)
             #expect(copied.contains("theirs") && copied.contains("added") && !copied.contains("mine"))
             #expect(try await ids("copy", layer: "review").contains("added") == false)
@@ -153,7 +155,7 @@ struct DocumentOperationsTests {
             #expect(created.data?["comments"]?.arrayValue?.count == 2)
             #expect(created.data?["comments"]?.arrayValue?[1]["id"] == "second")
             let root = try await client.request(.get, "/api/documents/\(id)/annotations/marker")
-            #expect(root.data?["content"]?["isCommentThreadRoot"] == true)
+            #expect(root.json?["content"]?["isCommentThreadRoot"] == true)
             let thread = try await client.request(.get, "/api/documents/\(id)/annotations/marker/comments")
             #expect(
                 thread.data?["comments"]?.arrayValue?.compactMap { $0["content"]?["text"]?["value"]?.stringValue } == [

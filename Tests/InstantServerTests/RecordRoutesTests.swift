@@ -44,10 +44,10 @@ struct RecordRoutesTests {
             #expect(duplicate.status == .conflict)
 
             let fetched = try await client.request(.get, "\(base)/annotations/\(firstID)")
-            #expect(fetched.data?["content"]?["text"]?["value"]?.stringValue == "first")
-            #expect(fetched.data?["content"]?["id"]?.stringValue == firstID)
-            #expect(fetched.data?["createdBy"]?.stringValue == "alice")
-            #expect(fetched.data?["group"]?.stringValue == "team")
+            #expect(fetched.json?["content"]?["text"]?["value"]?.stringValue == "first")
+            #expect(fetched.json?["content"]?["id"]?.stringValue == firstID)
+            #expect(fetched.json?["createdBy"]?.stringValue == "alice")
+            #expect(fetched.json?["group"]?.stringValue == "team")
 
             let all = try await client.request(.get, "\(base)/annotations")
             #expect(all.data?["annotations"]?.arrayValue?.count == 2)
@@ -74,9 +74,9 @@ struct RecordRoutesTests {
             )
             #expect(update.status == .ok)
             let changed = try await client.request(.get, "\(base)/annotations/\(firstID)")
-            #expect(changed.data?["content"]?["text"]?["value"]?.stringValue == "changed")
-            #expect(changed.data?["createdBy"]?.stringValue == "alice")
-            #expect(changed.data?["updatedBy"]?.stringValue == "bob")
+            #expect(changed.json?["content"]?["text"]?["value"]?.stringValue == "changed")
+            #expect(changed.json?["createdBy"]?.stringValue == "alice")
+            #expect(changed.json?["updatedBy"]?.stringValue == "bob")
 
             let bulk = try await client.json(
                 .put,

@@ -11,18 +11,27 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public var reason: String
     /// Extra response headers (for example `Content-Range` of a 416).
     public var headers: HTTPFields
+    /// A machine-readable code, for the few routes whose errors the existing server answers as
+    /// `{"error": {"reason": CODE, "description": "..."}}` (bulk deletion); `nil` elsewhere.
+    public var code: String?
 
     /// Creates an API error.
-    public init(_ status: HTTPResponse.Status, _ reason: String, headers: HTTPFields = [:]) {
+    public init(_ status: HTTPResponse.Status, _ reason: String, headers: HTTPFields = [:], code: String? = nil) {
         self.status = status
         self.reason = reason
         self.headers = headers
+        self.code = code
     }
 
     public var description: String { "\(status.code) \(reason)" }
 
-    /// The answer's body: `{"error": {"reason": "..."}}`.
-    var body: Data { JSONValue.object(["error": .object(["reason": .string(reason)])]).encoded() }
+    /// The answer's body: `{"error": {"reason": "..."}}`, or with a ``code``
+    /// `{"error": {"reason": CODE, "description": "..."}}`.
+    var body: Data {
+        let error: JSONValue =
+            code.map { ["reason": .string($0), "description": .string(reason)] } ?? ["reason": .string(reason)]
+        return JSONValue.object(["error": error]).encoded()
+    }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers

@@ -60,7 +60,8 @@ extension InstantAPI {
         guard let record = try await storage.record(documentID: id, layer: layer, id: recordID), !record.isDeleted,
             record.kind == .annotation
         else { throw APIError.notFound("No annotation has the id '\(recordID)' on this layer.") }
-        return Self.data(Self.recordJSON(record))
+        // As the existing server answers this route: the record at the top level, without `data`.
+        return Self.respond(Self.recordJSON(record))
     }
 
     /// `POST .../annotations`: one `{content, id?, user_id?, group?}` or `{"annotations": [...]}`.

@@ -45,7 +45,8 @@ extension InstantAPI {
         let copy = try await storage.copyDocument(
             id: document.id, to: try newDocumentID(nil), layer: layer, initialChanges: changes,
             attachments: plan?.storedAttachments ?? [])
-        return Self.data([
+        // As the existing server answers this route: the fields at the top level, without `data`.
+        return Self.respond([
             "documentId": .string(copy.id),
             "errors": [],
             "password_protected": .bool(copy.isPasswordProtected),

@@ -38,8 +38,10 @@ extension InstantAPI {
         func date(_ name: Substring) throws -> Date? {
             guard let text = parameters[name].map(String.init) else { return nil }
             guard let iso = InstantDate.parse(text) else {
-                throw APIError.badRequest(
-                    "\(name) must be an ISO 8601 date and time such as 2026-05-13T17:00:00Z, not '\(text)'.")
+                throw APIError(
+                    .badRequest,
+                    "\(name) must be an ISO 8601 date and time such as 2026-05-13T17:00:00Z, not '\(text)'.",
+                    code: "invalid_\(name)")
             }
             return iso
         }
@@ -47,9 +49,10 @@ extension InstantAPI {
         let title = parameters["title"].map(String.init)
         let (start, end) = (try date("start_date"), try date("end_date"))
         guard documentID != nil || title != nil || start != nil || end != nil else {
-            throw APIError.badRequest(
-                "Give at least one filter (title, document_id, start_date, end_date): deleting every document at once is not allowed."
-            )
+            throw APIError(
+                .badRequest,
+                "Give at least one filter (title, document_id, start_date, end_date): deleting every document at once is not allowed.",
+                code: "missing_filter_parameters")
         }
         var matched: [StoredDocument] = []
         if let documentID {

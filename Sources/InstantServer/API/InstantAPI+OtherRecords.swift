@@ -9,7 +9,15 @@ extension InstantAPI {
     func listFormFieldValues(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let (id, layer, _) = try await documentAndLayer(context)
         let records = try await storage.records(documentID: id, layer: layer, kind: .formFieldValue)
-        let values = records.compactMap { try? JSONValue.parse($0.content) }
+        // Each value with who created and last changed it and its group, as the existing server's
+        // `FormFieldValueRecord` has them.
+        let values = records.compactMap { record -> JSONValue? in
+            guard var value = (try? JSONValue.parse(record.content))?.objectValue else { return nil }
+            value["createdBy"] = .optional(record.createdBy)
+            value["updatedBy"] = .optional(record.updatedBy)
+            value["group"] = .optional(record.group)
+            return .object(value)
+        }
         return Self.data(["formFieldValues": .array(values)])
     }
 

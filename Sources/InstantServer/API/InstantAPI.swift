@@ -23,12 +23,18 @@ struct InstantAPI: Sendable {
         return try Self.pathIdentifier(raw, what: what)
     }
 
-    /// A path segment, percent-decoded and checked against the identifier rules.
+    /// A path segment, percent-decoded and checked against the identifier rules. A segment that
+    /// breaks them names nothing that can exist, so it is answered 404 (as an unknown id is), with
+    /// the rule it breaks.
     static func pathIdentifier(_ raw: some StringProtocol, what: String) throws(APIError) -> String {
         guard let value = raw.removingPercentEncoding else {
-            throw .badRequest("The \(what) '\(raw)' is not valid percent-encoding.")
+            throw .notFound("No \(what) can be '\(raw)': it is not valid percent-encoding.")
         }
-        try Identifiers.validate(value, what: what)
+        do {
+            try Identifiers.validate(value, what: what)
+        } catch {
+            throw .notFound("Nothing has this \(what): \(error.reason)")
+        }
         return value
     }
 
@@ -41,7 +47,11 @@ struct InstantAPI: Sendable {
     func layerName(_ context: InstantRequestContext) throws(APIError) -> String {
         guard context.parameters.get("layerName") != nil else { return "" }
         let name = try identifier("layerName", context, what: "layer name")
-        try Identifiers.validateLayerName(name)
+        do {
+            try Identifiers.validateLayerName(name)
+        } catch {
+            throw .notFound("No layer can have this name: \(error.reason)")
+        }
         return name
     }
 
