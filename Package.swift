@@ -92,6 +92,7 @@ let package = Package(
             dependencies: [
                 "InstantServer",
                 "InstantJSON",
+                "InstantPDF",
                 "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -45,7 +45,7 @@ enum StandardFont: String, CaseIterable {
 
     /// The width of a WinAnsi byte in thousandths of the font size; bytes outside printable ASCII
     /// (accented letters and the like) use the width of a typical lowercase letter.
-    private func glyphWidth(_ byte: UInt8) -> Int {
+    func glyphWidth(_ byte: UInt8) -> Int {
         guard self != .courier else { return 600 }
         guard byte >= 0x20, byte < 0x7F else { return self == .timesRoman ? 500 : 556 }
         let table =

@@ -22,6 +22,8 @@ public struct PDFError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unwritableRecord = Code(rawValue: "unwritableRecord")
         /// Reading or writing the PDF would go over one of its ``PDFLimits`` (see ``PDFError/limit``).
         public static let limitExceeded = Code(rawValue: "limitExceeded")
+        /// A page index is outside the document.
+        public static let noSuchPage = Code(rawValue: "noSuchPage")
     }
 
     public var code: Code
