@@ -49,6 +49,8 @@ def main():
             '"path.layerName" = "review"\n'
             '"path.annotationId" = "a1"\n'
             '"path.bookmarkId" = "b1"\n'
+            '"path.formFieldId" = "f1"\n'
+            '"path.formFieldWidgetId" = "w1"\n'
             '"path.pageIndex" = 0\n'
         )
     report = os.path.join(work, "report.json")

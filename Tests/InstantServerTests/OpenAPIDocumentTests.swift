@@ -148,6 +148,8 @@ struct OpenAPIDocumentTests {
                         .replacingOccurrences(of: "{layerName}", with: "review")
                         .replacingOccurrences(of: "{annotationId}", with: "a-1")
                         .replacingOccurrences(of: "{bookmarkId}", with: "b-1")
+                        .replacingOccurrences(of: "{formFieldId}", with: "f-1")
+                        .replacingOccurrences(of: "{formFieldWidgetId}", with: "w-1")
                         .replacingOccurrences(of: "{attachmentId}", with: sha)
                         .replacingOccurrences(of: "{pageIndex}", with: "0")
                         .replacingOccurrences(of: "{folder}/{name}/{file}", with: "web/standard_fonts/FoxitSans.pfb")

@@ -27,7 +27,7 @@ struct SchemaCompatibilityTests {
         await server.stop()
         try #require(status == 0, "schemathesis did not run: \(output.suffix(2000))")
         let result = try JSONValue.parse(Data(output.utf8))
-        #expect((result["selected"]?.integerValue ?? 0) >= 62, "operations tested: \(result["selected"] ?? .null)")
+        #expect((result["selected"]?.integerValue ?? 0) >= 82, "operations tested: \(result["selected"] ?? .null)")
         let observed = Set(
             (result["failures"]?.arrayValue ?? []).compactMap { failure -> String? in
                 guard let check = failure["check"]?.stringValue, let operation = failure["operation"]?.stringValue
@@ -94,7 +94,7 @@ enum SchemaCheck {
     }
 
     /// The records the checked operations' path parameters name: document `doc` (a PDF with
-    /// annotations), annotation `a1`, bookmark `b1`, layer `review`.
+    /// annotations), annotation `a1`, bookmark `b1`, form field `f1` with its widget `w1`, layer `review`.
     static func seed(_ storage: InstantStorage) async throws {
         let pdf = TestPDF.annotated()
         let imported = try InstantPDFImporter().importDocument(pdf, password: nil, limits: .default)
@@ -109,6 +109,18 @@ enum SchemaCheck {
                         id: "a1", kind: .annotation,
                         content: Data(
                             #"{"v":2,"id":"a1","type":"pspdfkit/note","pageIndex":0,"bbox":[10,10,20,20],"text":{"format":"plain","value":"seed"},"icon":"comment","createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}"#
+                                .utf8))),
+                .put(
+                    RecordWrite(
+                        id: "w1", kind: .annotation,
+                        content: Data(
+                            #"{"v":2,"id":"w1","type":"pspdfkit/widget","pageIndex":0,"bbox":[10,40,100,20],"formFieldName":"Name","opacity":1,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}"#
+                                .utf8))),
+                .put(
+                    RecordWrite(
+                        id: "f1", kind: .formField,
+                        content: Data(
+                            #"{"v":1,"type":"pspdfkit/form-field/text","name":"Name","label":"Name","annotationIds":["w1"],"doNotSpellCheck":false,"doNotScroll":false,"multiLine":false,"comb":false,"defaultValue":""}"#
                                 .utf8))),
                 .put(
                     RecordWrite(
