@@ -82,6 +82,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             // The web viewer's pages, scripts and styles (docs/VIEWER.md).
             resources: [.copy("Viewer/Assets")]

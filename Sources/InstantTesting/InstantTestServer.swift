@@ -47,7 +47,8 @@ public final class InstantTestServer: Sendable {
         maxBodySize: Int = 64 * 1024 * 1024,
         clientLimits: ClientLimits = ClientLimits(),
         longPollTimeout: Duration = .seconds(50),
-        httpLimits: HTTPLimits = HTTPLimits()
+        httpLimits: HTTPLimits = HTTPLimits(),
+        documentDownload: DocumentDownloadConfiguration = DocumentDownloadConfiguration()
     ) async throws -> InstantTestServer {
         var configuration = InstantServerConfiguration(
             hostname: "127.0.0.1",
@@ -59,6 +60,7 @@ public final class InstantTestServer: Sendable {
             longPollTimeout: longPollTimeout
         )
         configuration.httpLimits = httpLimits
+        configuration.documentDownload = documentDownload
         var logger = Logger(label: "instant.test-server")
         logger.logLevel = .warning
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)

@@ -53,6 +53,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info). Env: LOG_LEVEL.")
     var logLevel: String?
 
+    @Option(
+        help: """
+            The longest a document added by URL may take to download, in seconds (default 30; 0 turns \
+            adding by URL off). Env: DOWNLOAD_TIMEOUT.
+            """)
+    var downloadTimeout: Double?
+
+    @Option(
+        help: """
+            The hosts documents may be added from by URL, separated by commas (default: any host). \
+            Env: DOWNLOAD_HOSTS.
+            """)
+    var downloadHosts: String?
+
     @OptionGroup(title: "Client limits")
     var clientLimits: ClientLimitOptions
     @OptionGroup(title: "Connection limits") var httpLimitOptions: HTTPLimitOptions
@@ -124,6 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
             pdfProcessing: try pdfProcessing.configuration(environment: environment)
         )
         configuration.httpLimits = try httpLimitOptions.limits(environment: environment)
+        configuration.documentDownload = try documentDownload(environment: environment)
         // The start page mints tokens for anyone who reaches it: only with generated credentials.
         let startPage = usesDevelopmentKey && usesDevelopmentToken ? development : nil
         configuration.viewer = viewerOptions.configuration(
@@ -202,5 +217,25 @@ struct ServeCommand: AsyncParsableCommand {
                 + "--data-binary @file.pdf http://\(hostname):\(port)/api/documents"
         )
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    /// `--download-timeout` and `--download-hosts`, or their environment variables.
+    private func documentDownload(environment: [String: String]) throws -> DocumentDownloadConfiguration {
+        var download = DocumentDownloadConfiguration()
+        let timeoutText = downloadTimeout.map { String($0) } ?? environment["DOWNLOAD_TIMEOUT"]
+        if let timeoutText {
+            guard let seconds = Double(timeoutText), seconds >= 0, seconds <= 3_600 else {
+                throw ValidationError("DOWNLOAD_TIMEOUT '\(timeoutText)' is not a number of seconds from 0 to 3600.")
+            }
+            download.isEnabled = seconds > 0
+            download.timeout = .milliseconds(Int64(seconds * 1000))
+        }
+        if let hosts = downloadHosts ?? environment["DOWNLOAD_HOSTS"] {
+            download.allowedHosts = Set(
+                hosts.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter {
+                    !$0.isEmpty
+                })
+        }
+        return download
     }
 }

@@ -22,6 +22,7 @@ struct ServerHarness {
     var pdfProcessing = PDFProcessingConfiguration()
     /// The pool of the server's PDF work; one as `pdfProcessing` says when `nil`.
     var pdfWork: PDFWorkPool?
+    var documentDownload = DocumentDownloadConfiguration()
 
     /// Runs `body` against a freshly started server; the server stops afterwards.
     func run<Value: Sendable>(_ body: @Sendable (Client) async throws -> Value) async throws -> Value {
@@ -37,6 +38,7 @@ struct ServerHarness {
             pdfProcessing: pdfProcessing
         )
         configuration.httpLimits = httpLimits
+        configuration.documentDownload = documentDownload
         let app = try await buildInstantApplication(
             configuration: configuration,
             storage: storage,

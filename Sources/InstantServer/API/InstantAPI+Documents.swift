@@ -20,13 +20,15 @@ extension InstantAPI {
         var keepCurrentAnnotations = false
         if let boundary = MultipartForm.boundary(contentType: contentType) {
             let form = try MultipartForm.parse(body, boundary: boundary)
-            guard let file = form.part(named: "file") else {
-                throw APIError.badRequest("The multipart upload has no 'file' part with the PDF.")
+            let file = form.part(named: "file")
+            guard file != nil || form.text(named: "url") != nil else {
+                throw APIError.badRequest(
+                    "The multipart upload has no 'file' part with the PDF (nor a 'url' to fetch it from).")
             }
-            pdf = file.data
+            pdf = file?.data ?? Data()
             requestedID = form.text(named: "document_id")
             title = form.text(named: "title")
-            filename = file.filename
+            filename = file?.filename
             instantJSON = form.part(named: "instant.json")?.data
             if let attachment = form.part(named: "attachment")?.data {
                 guard instantJSON == nil else {
@@ -42,11 +44,19 @@ extension InstantAPI {
                 try Self.flag(
                     form.text(named: "keep_current_annotations").map { Substring($0) },
                     name: "keep_current_annotations") ?? false
+            if pdf.isEmpty, let url = form.text(named: "url") { pdf = try await download.fetch(url) }
         } else if contentType.lowercased().hasPrefix("application/json") {
-            throw APIError(
-                .unsupportedMediaType,
-                "Adding documents from a URL is not supported; send the PDF bytes as application/pdf or multipart/form-data."
-            )
+            // `{"url": ..., "document_id"?, "title"?, "keep_current_annotations"?}`: the PDF is
+            // fetched from the URL.
+            guard let fields = (try? JSONValue.parse(body))?.objectValue, let url = fields["url"]?.stringValue else {
+                throw APIError.badRequest(
+                    "A JSON body adds a document from a URL: {\"url\": \"https://…\", \"document_id\"?, \"title\"?}.")
+            }
+            requestedID = fields["document_id"]?.stringValue
+            title = fields["title"]?.stringValue
+            filename = URL(string: url)?.lastPathComponent
+            keepCurrentAnnotations = fields["keep_current_annotations"]?.boolValue ?? false
+            pdf = try await download.fetch(url)
         }
         guard !pdf.isEmpty else { throw APIError.badRequest("The upload is empty; send the PDF's bytes.") }
         let documentID = try newDocumentID(requestedID)

@@ -14,6 +14,10 @@ struct InstantAPI: Sendable {
     /// Runs the CPU-heavy PDF work of uploads and exports off the threads that answer requests.
     let pdfWork: PDFWorkPool
     let identifiers = ULIDGenerator.shared
+    /// Fetches the documents added from a URL.
+    var download: DocumentDownload {
+        DocumentDownload(configuration: configuration.documentDownload, bodyLimit: configuration.maxBodySize)
+    }
 
     /// A path parameter, percent-decoded and checked against the identifier rules.
     func identifier(_ name: String, _ context: InstantRequestContext, what: String) throws(APIError) -> String {

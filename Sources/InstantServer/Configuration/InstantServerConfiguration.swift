@@ -24,6 +24,8 @@ public struct InstantServerConfiguration: Sendable {
     public var pdfProcessing: PDFProcessingConfiguration
     /// The web viewer: where pdf.js is, and whether the development start page is on.
     public var viewer = ViewerConfiguration()
+    /// Adding documents from a URL: on or off, time and size limits, allowed hosts.
+    public var documentDownload = DocumentDownloadConfiguration()
 
     /// Creates a configuration.
     public init(
