@@ -44,6 +44,15 @@ struct SyncProtocolTests {
             let caughtUp = try await alice.sync()
             #expect(caughtUp.records["n1"]?["content"]?["text"]?["value"]?.stringValue == "hi back")
             #expect(caughtUp.records.count == 1, "only what changed after the base revision")
+
+            // `"group": null` puts a record in no group, whatever the token's default; an edit
+            // without `group` keeps it there.
+            let ungrouped = try await alice.sync([put("n2", noteContent(), assigning: .assigned(nil))])
+            #expect(ungrouped.records["n2"]?["group"] == .null, "\(ungrouped.json ?? .null)")
+            let edited2 = try await alice.sync([put("n2", noteContent(text: "still no group"))])
+            #expect(edited2.records["n2"]?["group"] == .null)
+            let regrouped = try await alice.sync([put("n2", noteContent(), assigning: .assigned("team"))])
+            #expect(regrouped.records["n2"]?["group"] == "team")
         }
     }
 

@@ -92,8 +92,15 @@ final class SyncClient: @unchecked Sendable {
 
 /// A put change of a sync request.
 func put(_ id: String, _ content: JSONValue, kind: String = "annotation", group: String? = nil) -> JSONValue {
+    put(id, content, kind: kind, assigning: group.map { .assigned($0) } ?? .unchanged)
+}
+
+/// A put change of a sync request with its `group` member as `assignment` says (`null` for no group).
+func put(_ id: String, _ content: JSONValue, kind: String = "annotation", assigning assignment: GroupAssignment)
+    -> JSONValue
+{
     var change: [String: JSONValue] = ["op": "put", "kind": .string(kind), "id": .string(id), "content": content]
-    if let group { change["group"] = .string(group) }
+    if let member = assignment.member { change["group"] = member }
     return .object(change)
 }
 

@@ -261,8 +261,23 @@ struct ClientBehaviourTests {
         #expect(try await eventually { descriptor.documentState == .clean })
         let stored = try client.store.record(documentID: server.documentID, layer: "", id: added.id ?? "")
         #expect(stored?.group == "private")
-        try descriptor.resetDefaultGroup()
+
+        // Overriding with nil puts new records in no group, though the JWT has a default one.
+        try descriptor.overrideDefaultGroup(nil)
+        #expect(try descriptor.defaultGroup() == nil)
+        let ungrouped = try descriptor.editableDocument.add(try note(text: "no group"))
+        descriptor.sync()
+        #expect(try await eventually { descriptor.documentState == .clean })
+        let synced = try client.store.record(documentID: server.documentID, layer: "", id: ungrouped.id ?? "")
+        #expect(synced != nil)
+        #expect(synced?.group == nil)
+        #expect(try descriptor.resetDefaultGroup() == "team")
         #expect(try descriptor.defaultGroup() == "team")
+        let grouped = try descriptor.editableDocument.add(try note(text: "default group"))
+        descriptor.sync()
+        #expect(try await eventually { descriptor.documentState == .clean })
+        #expect(
+            try client.store.record(documentID: server.documentID, layer: "", id: grouped.id ?? "")?.group == "team")
         await server.stop()
     }
 

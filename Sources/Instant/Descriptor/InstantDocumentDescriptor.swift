@@ -290,13 +290,15 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     /// - Throws: ``InstantError/Code/notDownloaded`` before the download or after invalidation.
     public func defaultGroup() throws -> String? {
         let layer = try downloadedLayer()
-        return layer.groupOverride ?? layer.defaultGroup
+        if case .assigned(let group) = layer.groupOverride { return group }
+        return layer.defaultGroup
     }
 
-    /// Makes new records go to `group` instead of the JWT's `default_group`.
-    public func overrideDefaultGroup(_ group: String) throws {
+    /// Makes new records go to `group` instead of the JWT's `default_group`; `nil` puts them in no
+    /// group. The override lasts until ``resetDefaultGroup()``.
+    public func overrideDefaultGroup(_ group: String?) throws {
         _ = try downloadedLayer()
-        try store.setGroupOverride(group, documentID: identifier, layer: layerName)
+        try store.setGroupOverride(.assigned(group), documentID: identifier, layer: layerName)
     }
 
     /// Goes back to the JWT's `default_group` for new records.
@@ -304,7 +306,7 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     @discardableResult
     public func resetDefaultGroup() throws -> String? {
         let layer = try downloadedLayer()
-        try store.setGroupOverride(nil, documentID: identifier, layer: layerName)
+        try store.setGroupOverride(.unchanged, documentID: identifier, layer: layerName)
         return layer.defaultGroup
     }
 

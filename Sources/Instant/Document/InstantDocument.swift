@@ -171,12 +171,16 @@ public final class InstantDocument: @unchecked Sendable {
                     : try descriptor.store.record(
                         documentID: descriptor.identifier, layer: descriptor.layerName, id: id)?.group
                 if isNew { change.added.insert(id) } else { change.updated.insert(id) }
-                return .put(id: id, kind: type.kind, content: value, group: isNew ? newRecordGroup : existingGroup)
+                return .put(
+                    id: id, kind: type.kind, content: value,
+                    group: isNew ? newRecordGroup : existingGroup.map { .assigned($0) } ?? .unchanged)
             case .putRecord(let id, let kind, let content):
                 let existing = try descriptor.store.record(
                     documentID: descriptor.identifier, layer: descriptor.layerName, id: id)
                 if existing == nil { change.added.insert(id) } else { change.updated.insert(id) }
-                return .put(id: id, kind: kind, content: content, group: existing?.group ?? newRecordGroup)
+                let group =
+                    existing.map { record in record.group.map { .assigned($0) } ?? .unchanged } ?? newRecordGroup
+                return .put(id: id, kind: kind, content: content, group: group)
             case .delete(let id):
                 change.removed.insert(id)
                 return .delete(id: id)

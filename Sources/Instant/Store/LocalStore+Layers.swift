@@ -8,7 +8,9 @@ struct LocalLayer: Sendable, Hashable {
     var name: String
     var userID: String?
     var defaultGroup: String?
-    var groupOverride: String?
+    /// The group of new records that overrides ``defaultGroup`` (`.assigned(nil)`: no group), or
+    /// `.unchanged` when there is no override.
+    var groupOverride: GroupAssignment
     var revision: Int64
     /// The format version of the stored Instant JSON (``LocalStore/contentVersion`` is current).
     var contentVersion: Int
@@ -20,7 +22,7 @@ struct LocalLayer: Sendable, Hashable {
         name = row["name"]
         userID = row["user_id"]
         defaultGroup = row["default_group"]
-        groupOverride = row["group_override"]
+        groupOverride = (row["group_override_set"] as Bool? ?? false) ? .assigned(row["group_override"]) : .unchanged
         revision = row["revision"]
         contentVersion = row["content_version"]
         needsRefetch = row["needs_refetch"]
@@ -120,12 +122,14 @@ extension LocalStore {
         }
     }
 
-    /// Sets or clears the group override of new records.
-    func setGroupOverride(_ group: String?, documentID: String, layer name: String) throws(InstantError) {
+    /// Sets (`.assigned`) or clears (`.unchanged`) the group override of new records.
+    func setGroupOverride(_ group: GroupAssignment, documentID: String, layer name: String) throws(InstantError) {
+        var value: String?
+        if case .assigned(let assigned) = group { value = assigned }
         try write { db in
             try db.execute(
-                sql: "UPDATE layers SET group_override = ? WHERE document_id = ? AND name = ?",
-                arguments: [group, documentID, name])
+                sql: "UPDATE layers SET group_override = ?, group_override_set = ? WHERE document_id = ? AND name = ?",
+                arguments: [value, group != .unchanged, documentID, name])
         }
     }
 

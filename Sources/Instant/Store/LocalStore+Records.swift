@@ -15,8 +15,8 @@ struct LocalRecord: Sendable, Hashable {
 
 /// A local edit of a record.
 enum LocalEdit: Sendable, Hashable {
-    /// Create or replace the record (the full Instant JSON object), optionally in a group.
-    case put(id: String, kind: String, content: JSONValue, group: String?)
+    /// Create or replace the record (the full Instant JSON object), moving it to a group or not.
+    case put(id: String, kind: String, content: JSONValue, group: GroupAssignment)
     /// Delete the record.
     case delete(id: String)
 
@@ -109,22 +109,24 @@ extension LocalStore {
             for edit in edits {
                 switch edit {
                 case .put(let id, let kind, let content, let group):
+                    var name: String?
+                    if case .assigned(let assigned) = group { name = assigned }
                     try db.execute(
                         sql: """
                             INSERT INTO records (document_id, layer, id, kind, pending, local_version, local_content,
-                                local_group)
-                            VALUES (?, ?, ?, ?, 1, 1, ?, ?)
+                                local_group, local_group_set)
+                            VALUES (?, ?, ?, ?, 1, 1, ?, ?, ?)
                             ON CONFLICT (document_id, layer, id) DO UPDATE SET
                                 pending = 1, local_version = local_version + 1, local_content = excluded.local_content,
-                                local_group = excluded.local_group
+                                local_group = excluded.local_group, local_group_set = excluded.local_group_set
                             """,
-                        arguments: [documentID, layer, id, kind, content.serialized(), group])
+                        arguments: [documentID, layer, id, kind, content.serialized(), name, group != .unchanged])
                 case .delete(let id):
                     // Deleting what is not there does nothing.
                     try db.execute(
                         sql: """
                             UPDATE records SET pending = 1, local_version = local_version + 1, local_content = NULL,
-                                local_group = NULL
+                                local_group = NULL, local_group_set = 0
                             WHERE document_id = ? AND layer = ? AND id = ?
                             """,
                         arguments: [documentID, layer, id])

@@ -83,6 +83,18 @@ extension LocalStore {
             // (the `jwt` column stays, unused, as migrations never rewrite tables).
             try db.execute(sql: "UPDATE layers SET jwt = NULL")
         }
+        migrator.registerMigration("v5-explicit-groups") { db in
+            // A group override or a record's group may be "no group", which NULL alone cannot
+            // tell from "not set".
+            try db.execute(
+                sql: """
+                    ALTER TABLE layers ADD COLUMN group_override_set INTEGER NOT NULL DEFAULT 0;
+                    UPDATE layers SET group_override_set = 1 WHERE group_override IS NOT NULL;
+                    ALTER TABLE records ADD COLUMN local_group_set INTEGER NOT NULL DEFAULT 0;
+                    UPDATE records SET local_group_set = 1 WHERE local_group IS NOT NULL;
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -43,7 +43,7 @@ extension LocalStore {
                 changes.append(
                     PushedChange(
                         id: row["id"], kind: row["kind"], content: content.flatMap { try? JSONValue(parsing: $0) },
-                        group: row["local_group"], version: row["local_version"]))
+                        group: Self.groupAssignment(row), version: row["local_version"]))
             }
             let push = PendingPush(
                 pushID: layerRow["next_push_id"], baseRevision: layerRow["revision"], changes: changes)
@@ -103,7 +103,7 @@ extension LocalStore {
                 for change in push.changes {
                     try db.execute(
                         sql: """
-                            UPDATE records SET pending = 0, local_content = NULL, local_group = NULL
+                            UPDATE records SET pending = 0, local_content = NULL, local_group = NULL, local_group_set = 0
                             WHERE document_id = ? AND layer = ? AND id = ? AND local_version = ?
                             """,
                         arguments: [documentID, layer, change.id, change.version])
@@ -162,12 +162,17 @@ extension LocalStore {
         return value
     }
 
+    /// The group a pending record's push assigns: the one its local edit chose, if it chose one.
+    static func groupAssignment(_ row: Row) -> GroupAssignment {
+        (row["local_group_set"] as Bool? ?? false) ? .assigned(row["local_group"]) : .unchanged
+    }
+
     private static func pushedChange(_ value: JSONValue) -> PushedChange? {
         guard let id = value["id"]?.stringValue, let kind = value["kind"]?.stringValue,
             let version = value["version"]?.intValue
         else { return nil }
         return PushedChange(
             id: id, kind: kind, content: value["op"]?.stringValue == "put" ? value["content"] : nil,
-            group: value["group"]?.stringValue, version: Int64(version))
+            group: GroupAssignment(member: value["group"]) ?? .unchanged, version: Int64(version))
     }
 }

@@ -33,7 +33,7 @@ struct PushedChange: Sendable, Hashable {
     var kind: String
     /// The record to put; `nil` for a deletion.
     var content: JSONValue?
-    var group: String?
+    var group: GroupAssignment
     /// The record's local version when the push was made; a later edit has a higher one.
     var version: Int64
 
@@ -42,7 +42,7 @@ struct PushedChange: Sendable, Hashable {
             "op": .string(content == nil ? "delete" : "put"), "kind": .string(kind), "id": .string(id),
         ]
         if let content { change["content"] = content }
-        if let group { change["group"] = .string(group) }
+        if content != nil, let member = group.member { change["group"] = member }
         return .object(change)
     }
 }

@@ -54,7 +54,7 @@ struct SyncPlanner: Sendable {
             }
             let existing = known(change.id)
             switch change.operation {
-            case .put(let content, let explicitGroup):
+            case .put(let content, let assignment):
                 if let stored = stored[change.id], stored.isDeleted, stored.revision > request.baseRevision,
                     overlay[change.id] == nil
                 {
@@ -86,7 +86,11 @@ struct SyncPlanner: Sendable {
                     continue
                 }
                 let live = existing?.isLive == true ? existing : nil
-                let group = explicitGroup ?? live?.subject.group ?? token.defaultGroup
+                let group: String?
+                switch assignment {
+                case .assigned(let name): group = name
+                case .unchanged: group = live.map(\.subject.group) ?? token.defaultGroup
+                }
                 let subject = CollaborationPermissions.Subject(
                     createdBy: live?.subject.createdBy ?? token.userID,
                     group: group

@@ -5,7 +5,7 @@ import InstantJSON
 struct SyncRequest: Sendable {
     /// One pending change of the client.
     struct Change: Sendable {
-        enum Operation: Sendable { case put(JSONValue, group: String?), delete }
+        enum Operation: Sendable { case put(JSONValue, group: GroupAssignment), delete }
 
         var kind: RecordKind
         var id: String
@@ -84,11 +84,10 @@ struct SyncRequest: Sendable {
             guard let content = item["content"], content.objectValue != nil else {
                 throw .badRequest("\(path).content: a put needs the full Instant JSON record, an object.")
             }
-            let group = item["group"]
-            guard group == nil || group == .null || group?.stringValue != nil else {
+            guard let group = GroupAssignment(member: item["group"]) else {
                 throw .badRequest("\(path).group: expected a string or null.")
             }
-            return Change(kind: kind, id: id, operation: .put(content, group: group?.stringValue))
+            return Change(kind: kind, id: id, operation: .put(content, group: group))
         case "delete":
             return Change(kind: kind, id: id, operation: .delete)
         default:
