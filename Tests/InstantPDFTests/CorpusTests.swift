@@ -1,5 +1,6 @@
 import Foundation
 import InstantPDF
+import InstantTesting
 import Testing
 
 @Suite("Real-world corpus")
@@ -34,6 +35,26 @@ struct CorpusTests {
         }
         #expect(mismatches.isEmpty, "\(mismatches.count) differences:\n\(mismatches.joined(separator: "\n"))")
         #expect(opened > 300)
+    }
+
+    /// Files qpdf cannot open but MuPDF and Poppler both open with the same page count: we read
+    /// that many pages too (or the difference is listed with its reason).
+    @Test(.corpus, .enabled(if: OtherReaders.areInstalled, "needs mutool and pdfinfo (mupdf-tools, poppler-utils)"))
+    func filesOtherReadersOpenHaveTheirPages() throws {
+        var checked = 0
+        var mismatches: [String] = []
+        for entry in Corpus.entries where entry.open.hasPrefix("fail") {
+            let url = Corpus.directory.appendingPathComponent(entry.path)
+            guard let count = try OtherReaders.pageCount(of: url), count > 0 else { continue }
+            checked += 1
+            let ours = (try? PDFDocument(contentsOf: url))?.pageCount
+            if ours != count, CorpusDifferences.recoveredPageCount[entry.path] == nil {
+                mismatches.append(
+                    "\(entry.path): \(ours.map(String.init) ?? "not opened"), mutool and pdfinfo say \(count)")
+            }
+        }
+        #expect(checked >= 4)
+        #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
     }
 
     /// A file opened by path (mapped into memory) reads exactly as the same bytes in memory.
@@ -77,6 +98,8 @@ enum CorpusDifferences {
             + "qpdf rejects the object and reports no page."
     ]
     static let openFailures: [String: String] = [:]
+    /// Files qpdf cannot open, where MuPDF and Poppler agree on a page count that we do not read.
+    static let recoveredPageCount: [String: String] = [:]
     static let annotationCount: [String: String] = [
         "pdfium/testing/resources/annotiter.pdf":
             "The same widget objects are listed in the /Annots of several pages; qpdf counts each listing, "
@@ -89,4 +112,26 @@ enum CorpusDifferences {
             "The /Annots entry is not a dictionary; qpdf counts it as `<nondict>`, there is no annotation to import.",
     ]
 
+}
+
+/// MuPDF's and Poppler's page counts of a file, for files qpdf cannot open.
+enum OtherReaders {
+    static let areInstalled: Bool = {
+        let mutool = try? ChildProcess.runBlocking("mutool", ["-v"], includingErrors: true)
+        let pdfinfo = try? ChildProcess.runBlocking("pdfinfo", ["-v"], includingErrors: true)
+        return mutool != nil && pdfinfo?.status == 0
+    }()
+
+    /// The page count both readers give, or `nil` when either fails or they differ.
+    static func pageCount(of url: URL) throws -> Int? {
+        func pages(_ text: String) -> Int? {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Pages:") }) else { return nil }
+            return Int(line.dropFirst("Pages:".count).trimmingCharacters(in: .whitespaces))
+        }
+        let mutool = try ChildProcess.runBlocking("mutool", ["info", url.path], includingErrors: true)
+        let pdfinfo = try ChildProcess.runBlocking("pdfinfo", [url.path])
+        guard let first = pages(mutool.output), pdfinfo.status == 0, let second = pages(pdfinfo.output), first == second
+        else { return nil }
+        return first
+    }
 }

@@ -92,6 +92,61 @@ public struct PDFPage: Sendable {
         }
 
         visit(catalog["Pages"] ?? .null, inherited: PDFDictionary(), depth: 0)
+        guard pages.isEmpty else { return pages }
+
+        // A tree that yields no page: the page objects of the file, in object order, as readers
+        // that rebuild a damaged file find them.
+        for number in reader.table.entries.keys.sorted() where visits < maximumNodeVisits {
+            let reference = PDFReference(number: number, generation: 0)
+            guard reader.object(reference).dictionaryValue?.type == "Page" else { continue }
+            visit(.reference(reference), inherited: inheritedAttributes(of: reference, in: reader), depth: 1)
+        }
+        if !pages.isEmpty {
+            warnings.append(
+                "the page tree lists no page; the \(pages.count) page objects of the file were used, in object order")
+            return pages
+        }
+        // No page object at all, but the tree's root counts pages: that many empty pages, as other
+        // readers show them.
+        let root = reader.resolve(catalog["Pages"] ?? .null).dictionaryValue
+        if let count = root?["Count"].map(reader.resolve)?.intValue, count > 0 {
+            let mediaBox = root?["MediaBox"].flatMap { PDFRect($0, resolve: reader.resolve) } ?? letter
+            let shown = min(count, maximumEmptyPages)
+            for index in 0..<shown {
+                pages.append(
+                    PDFPage(
+                        index: index, reference: nil,
+                        dictionary: PDFDictionary(["Type": .name("Page")]), mediaBox: mediaBox, cropBox: mediaBox,
+                        rotation: 0))
+            }
+            warnings.append(
+                "the page tree counts \(count) pages but holds none; \(shown) empty pages stand in for them")
+        }
         return pages
+    }
+
+    /// The most empty pages that stand in for a page tree that counts pages but holds none.
+    static let maximumEmptyPages = 1_000
+
+    /// The attributes a page inherits from its `/Parent` chain (at most 64 levels).
+    private static func inheritedAttributes(of reference: PDFReference, in reader: PDFDocumentReader) -> PDFDictionary {
+        var chain: [PDFDictionary] = []
+        var seen: Set<Int> = [reference.number]
+        var parent = reader.object(reference).dictionaryValue?["Parent"]
+        while let next = parent, chain.count < 64 {
+            if let number = next.referenceValue?.number {
+                guard seen.insert(number).inserted else { break }
+            }
+            guard let node = reader.resolve(next).dictionaryValue else { break }
+            chain.append(node)
+            parent = node["Parent"]
+        }
+        var attributes = PDFDictionary()
+        for node in chain.reversed() {
+            for key in ["MediaBox", "CropBox", "Rotate", "Resources"] where node[key] != nil {
+                attributes[key] = node[key]
+            }
+        }
+        return attributes
     }
 }

@@ -12,6 +12,9 @@ struct PDFWriter {
     private var annots: [Int: [PDFObject]] = [:]
     /// The reference of every record written or kept, by record id (for `/IRT` and `/Parent`).
     private var references: [String: PDFReference] = [:]
+    /// The page objects, by page index: the file's, or those this update writes for the empty
+    /// pages that stand in for a page tree that counts pages but holds none.
+    private var pageReferences: [PDFReference?]
     /// The appearance and rectangle of every annotation to draw into page content, by page.
     private var flattened: [Int: [(appearance: PDFObject, rect: PDFRect)]] = [:]
     private var originals: WriterOriginals
@@ -32,6 +35,7 @@ struct PDFWriter {
         self.attachments = attachments
         self.originals = originals
         update = IncrementalUpdate(document: document)
+        pageReferences = document.pages.map(\.reference)
     }
 
     /// A writer that applies an Instant JSON document to the PDF with the default options: only
@@ -58,6 +62,7 @@ struct PDFWriter {
         } else {
             try removeOriginals(skipped: records.skippedPdfObjectIds, replacedBy: annotations, comments)
         }
+        if !annotations.isEmpty || !comments.isEmpty { try writeMissingPages() }
         for annotation in annotations where annotation.type != .widget { try write(annotation) }
         for comment in comments { try write(comment, annotations: annotations) }
         try writeFormValues(records.formFieldValues)
@@ -131,7 +136,7 @@ struct PDFWriter {
         let page = document.pages[annotation.pageIndex]
         let space = PageSpace(cropBox: page.cropBox)
         let encoder = AnnotationEncoder(
-            space: space, page: page.reference, pageReferences: document.pages.map(\.reference))
+            space: space, page: pageReferences[annotation.pageIndex], pageReferences: pageReferences)
         let original = annotation.pdfObjectId.flatMap { originals.annotation($0) }
         let id = annotation.id ?? annotation.pdfObjectId.map(String.init) ?? ""
         let direct = annotation.pdfObjectId == nil ? originals.directOriginal(id) : nil
@@ -258,7 +263,7 @@ struct PDFWriter {
         let space = PageSpace(cropBox: page.cropBox)
         let box = rootAnnotation.bbox
         let note = AnnotationEncoder.replyNote(for: comment, root: rootAnnotation)
-        let encoder = AnnotationEncoder(space: space, page: page.reference, pageReferences: [])
+        let encoder = AnnotationEncoder(space: space, page: pageReferences[pageIndex], pageReferences: [])
         guard var dictionary = encoder.dictionary(for: note) else { return }
         dictionary["IRT"] = .reference(root)
         if let number = comment.pdfObjectId, originals.comment(number) != nil {
@@ -398,7 +403,7 @@ struct PDFWriter {
     private mutating func flattenPages() throws(PDFError) {
         for (pageIndex, items) in flattened.sorted(by: { $0.key < $1.key }) {
             let page = document.pages[pageIndex]
-            guard let pageReference = page.reference else { continue }
+            guard let pageReference = pageReferences[pageIndex] else { continue }
             var pageDictionary = document.resolve(update.current(pageReference)).dictionaryValue ?? PDFDictionary()
             var resources =
                 document.resolve(pageDictionary["Resources"] ?? page.dictionary["Resources"] ?? .null)
@@ -457,11 +462,44 @@ struct PDFWriter {
 
     // MARK: - Pages
 
+    /// Writes page objects for the empty pages that stand in for a page tree that counts pages but
+    /// holds none, and a page tree root that lists them, so that annotations have a page to be on.
+    private mutating func writeMissingPages() throws(PDFError) {
+        guard pageReferences.contains(where: { $0 == nil }) else { return }
+        let catalogReference = document.trailer["Root"]?.referenceValue
+        let rootReference =
+            document.catalog["Pages"]?.referenceValue.flatMap { reference in
+                document.resolve(.reference(reference)).dictionaryValue != nil ? reference : nil
+            } ?? update.add(.dictionary(PDFDictionary(["Type": .name("Pages")])))
+        for (index, page) in document.pages.enumerated() where pageReferences[index] == nil {
+            let box = [page.mediaBox.minX, page.mediaBox.minY, page.mediaBox.maxX, page.mediaBox.maxY]
+            pageReferences[index] = update.add(
+                .dictionary(
+                    PDFDictionary([
+                        "Type": .name("Page"), "Parent": .reference(rootReference),
+                        "MediaBox": .array(box.map { .real($0) }), "Resources": .dictionary(PDFDictionary()),
+                    ])))
+        }
+        var root = document.resolve(update.current(rootReference)).dictionaryValue ?? PDFDictionary()
+        root["Type"] = .name("Pages")
+        root["Kids"] = .array(pageReferences.compactMap { $0.map(PDFObject.reference) })
+        root["Count"] = .integer(pageReferences.count)
+        try update.replace(rootReference, with: .dictionary(root))
+        if document.catalog["Pages"]?.referenceValue != rootReference {
+            guard let catalogReference else {
+                throw PDFError(
+                    .unwritableRecord, "the document catalog is not an indirect object, so no page tree can be added")
+            }
+            var catalog = document.catalog
+            catalog["Pages"] = .reference(rootReference)
+            try update.replace(catalogReference, with: .dictionary(catalog))
+        }
+    }
+
     /// A page's `/Annots` as this update has them so far.
     private mutating func pageAnnots(_ pageIndex: Int) throws(PDFError) -> [PDFObject] {
         if let list = annots[pageIndex] { return list }
-        let page = document.pages[pageIndex]
-        guard let pageReference = page.reference else {
+        guard let pageReference = pageReferences[pageIndex] else {
             throw PDFError(
                 .unwritableRecord,
                 "page \(pageIndex) is not an indirect object, so its annotations cannot be updated incrementally")
@@ -477,7 +515,7 @@ struct PDFWriter {
     /// object, such as the catalog).
     private mutating func writePageAnnots() throws(PDFError) {
         for (pageIndex, list) in annots.sorted(by: { $0.key < $1.key }) {
-            guard let pageReference = document.pages[pageIndex].reference else { continue }
+            guard let pageReference = pageReferences[pageIndex] else { continue }
             var pageDictionary = document.resolve(update.current(pageReference)).dictionaryValue ?? PDFDictionary()
             let original = document.resolve(pageDictionary["Annots"] ?? .null).arrayValue ?? []
             guard original != list else { continue }
