@@ -39,37 +39,34 @@ extension IdentifiedDocumentRecord {
 }
 
 extension Annotation: IdentifiedDocumentRecord {
-    static var kind: String { "annotation" }
+    static var kind: String { InstantRecordKind.annotation.rawValue }
     static var noun: String { "annotation" }
     static var notFoundCode: InstantError.Code { .annotationNotFound }
 }
 
 extension Comment: IdentifiedDocumentRecord {
-    static var kind: String { "comment" }
+    static var kind: String { InstantRecordKind.comment.rawValue }
     static var noun: String { "comment" }
 }
 
 extension Bookmark: IdentifiedDocumentRecord {
-    static var kind: String { "bookmark" }
+    static var kind: String { InstantRecordKind.bookmark.rawValue }
     static var noun: String { "bookmark" }
 }
 
 extension FormFieldValue: DocumentRecord {
-    static var kind: String { "formFieldValue" }
+    static var kind: String { InstantRecordKind.formFieldValue.rawValue }
     static var noun: String { "form field value" }
     /// One value per field: the id is the field's name (`formFieldValue:NAME`).
     var recordID: String? { Self.recordID(forName: name) }
     mutating func assignNewRecordID() {}
-
-    /// The record id of the value of the field named `name`.
-    static func recordID(forName name: String) -> String { "formFieldValue:\(name)" }
 }
 
 extension FormField: DocumentRecord {
-    static var kind: String { "formField" }
+    static var kind: String { InstantRecordKind.formField.rawValue }
     static var noun: String { "form field" }
     /// One record per field, named after it (`formField:NAME`).
-    var recordID: String? { "formField:\(name)" }
+    var recordID: String? { Self.recordID(forName: name) }
     mutating func assignNewRecordID() {}
 }
 

@@ -106,9 +106,9 @@ struct InstantJSONImport {
         } else if let existing = object["id"]?.stringValue {
             id = existing
         } else if kind == .formFieldValue, let name = object["name"]?.stringValue {
-            id = "formFieldValue:\(name)"
+            id = FormFieldValue.recordID(forName: name)
         } else if kind == .formField, let name = object["name"]?.stringValue {
-            id = "formField:\(name)"
+            id = FormField.recordID(forName: name)
         } else if let pdfObjectID {
             id = String(pdfObjectID)
         } else {

@@ -41,10 +41,12 @@ public struct InstantPDFImporter: DocumentImporter {
             add(.comment, id: comment.id ?? "", pdfObjectID: comment.pdfObjectId, comment.jsonValue)
         }
         for field in originals.formFields {
-            add(.formField, id: "formField:\(field.name)", pdfObjectID: field.pdfObjectId, field.jsonValue)
+            add(
+                .formField, id: FormField.recordID(forName: field.name), pdfObjectID: field.pdfObjectId, field.jsonValue
+            )
         }
         for value in originals.formFieldValues {
-            add(.formFieldValue, id: "formFieldValue:\(value.name)", pdfObjectID: nil, value.jsonValue)
+            add(.formFieldValue, id: FormFieldValue.recordID(forName: value.name), pdfObjectID: nil, value.jsonValue)
         }
         // A form field listed twice under the same name would collide; the first one wins.
         var seen = Set<String>()

@@ -151,14 +151,11 @@ struct SyncPlanner: Sendable {
             guard case .put(let content, _) = change.operation else { continue }
             if change.kind == .comment, let root = content["rootId"]?.stringValue { ids.insert(root) }
             if change.kind == .formFieldValue, let name = content["name"]?.stringValue {
-                ids.insert(Self.formFieldID(name))
+                ids.insert(FormField.recordID(forName: name))
             }
         }
         return ids
     }
-
-    /// The record id of the form field with the given name.
-    static func formFieldID(_ name: String) -> String { "formField:\(name)" }
 
     /// Why the collaboration permissions refuse a put, or `nil` if they allow it.
     private func putDenial(
@@ -201,7 +198,7 @@ struct SyncPlanner: Sendable {
             return nil
         case .formFieldValue:
             let name = content["name"]?.stringValue ?? ""
-            let field = known(Self.formFieldID(name))
+            let field = known(FormField.recordID(forName: name))
             let fieldSubject = field?.subject ?? live?.subject ?? subject
             guard permissions.allows(.fill, .formFields, fieldSubject, user: user) else {
                 return "Your collaboration permissions do not allow filling the form field '\(name)'."
