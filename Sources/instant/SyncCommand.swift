@@ -123,7 +123,8 @@ final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
     }
 
     func instantClient(
-        _ client: InstantClient, didFailDownloadFor descriptor: InstantDocumentDescriptor, error: InstantError
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didFailDownloadWithError error: InstantError
     ) {
         say("download failed: \(error.message)")
         settle(.failed)
@@ -147,7 +148,8 @@ final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
     }
 
     func instantClient(
-        _ client: InstantClient, didFailSyncFor descriptor: InstantDocumentDescriptor, error: InstantError
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didFailSyncWithError error: InstantError
     ) {
         say("sync failed: \(error.message)")
     }
@@ -158,14 +160,15 @@ final class SyncPrinter: InstantClientDelegate, @unchecked Sendable {
     }
 
     func instantClient(
-        _ client: InstantClient, descriptor: InstantDocumentDescriptor, didFinishReauthenticationWithJWT jwt: String
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
+        didFinishReauthenticationWithJWT jwt: String
     ) {
         say("the server accepted the JWT")
         settle(.succeeded)
     }
 
     func instantClient(
-        _ client: InstantClient, descriptor: InstantDocumentDescriptor,
+        _ client: InstantClient, documentDescriptor descriptor: InstantDocumentDescriptor,
         didFailReauthenticationWithError error: InstantError
     ) {
         if error.isRetryable {

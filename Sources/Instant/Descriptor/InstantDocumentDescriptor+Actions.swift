@@ -293,14 +293,16 @@ extension InstantDocumentDescriptor {
             case .syncCycleDidChangeState(let state):
                 delegate.instantClient(client, documentDescriptor: self, didChangeSyncStateTo: state)
             case .didFinishSyncing: delegate.instantClient(client, didFinishSyncFor: self)
-            case .didFailSyncing(let error): delegate.instantClient(client, didFailSyncFor: self, error: error)
+            case .didFailSyncing(let error):
+                delegate.instantClient(client, documentDescriptor: self, didFailSyncWithError: error)
             case .didFailAuthentication: delegate.instantClient(client, didFailAuthenticationFor: self)
             case .didFinishDownload: delegate.instantClient(client, didFinishDownloadFor: self)
-            case .didFailDownload(let error): delegate.instantClient(client, didFailDownloadFor: self, error: error)
+            case .didFailDownload(let error):
+                delegate.instantClient(client, documentDescriptor: self, didFailDownloadWithError: error)
             case .didFinishReauthentication:
-                delegate.instantClient(client, descriptor: self, didFinishReauthenticationWithJWT: jwt ?? "")
+                delegate.instantClient(client, documentDescriptor: self, didFinishReauthenticationWithJWT: jwt ?? "")
             case .didFailReauthentication(let error):
-                delegate.instantClient(client, descriptor: self, didFailReauthenticationWithError: error)
+                delegate.instantClient(client, documentDescriptor: self, didFailReauthenticationWithError: error)
             case .didFailListening(let error):
                 delegate.instantClient(client, documentDescriptor: self, didFailListeningWithError: error)
             case .didResumeListening: delegate.instantClient(client, didResumeListeningFor: self)
