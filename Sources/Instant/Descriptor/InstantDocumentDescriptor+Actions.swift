@@ -149,11 +149,9 @@ extension InstantDocumentDescriptor {
                     throw InstantError(.authenticationFailed, "No JWT for this layer; call reauthenticate(withJWT:).")
                 }
                 while let push = try store.nextPush(documentID: documentID, layer: layer) {
-                    let body: JSONValue = [
-                        "clientId": .string(store.clientID), "baseRevision": .integer(push.baseRevision),
-                        "pushId": .integer(push.pushID), "changes": .array(push.changes.map(\.wireValue)),
-                    ]
-                    let answer = try await transport.sync(documentID: documentID, layer: layer, jwt: jwt, body: body)
+                    let body = SyncRequestBody(clientID: store.clientID, push: push)
+                    let answer = try await transport.sync(
+                        documentID: documentID, layer: layer, jwt: jwt, body: body.json)
                     _ = try store.apply(answer, push: push, documentID: documentID, layer: layer)
                 }
                 let snapshot = try await transport.snapshot(documentID: documentID, layer: layer, jwt: jwt)
@@ -195,14 +193,11 @@ extension InstantDocumentDescriptor {
                     }
                 }
                 let push = sending ? try store.nextPush(documentID: documentID, layer: layer) : nil
-                let base = try push?.baseRevision ?? store.revision(documentID: documentID, layer: layer)
-                var body: [String: JSONValue] = [
-                    "clientId": .string(store.clientID), "baseRevision": .integer(base),
-                    "changes": .array(push?.changes.map(\.wireValue) ?? []),
-                ]
-                if let push { body["pushId"] = .integer(push.pushID) }
-                let answer = try await transport.sync(
-                    documentID: documentID, layer: layer, jwt: jwt, body: .object(body))
+                let body =
+                    try push.map { SyncRequestBody(clientID: store.clientID, push: $0) }
+                    ?? SyncRequestBody(
+                        clientID: store.clientID, baseRevision: store.revision(documentID: documentID, layer: layer))
+                let answer = try await transport.sync(documentID: documentID, layer: layer, jwt: jwt, body: body.json)
                 lock.withLock { answerToApply = (answer, push) }
                 event = .responseReceived
             } catch let error as InstantError {

@@ -263,8 +263,8 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
         Task {
             do {
                 let revision = try store.revision(documentID: documentID, layer: layer)
-                let body: JSONValue = ["clientId": .string(store.clientID), "baseRevision": .integer(revision)]
-                _ = try await transport.sync(documentID: documentID, layer: layer, jwt: jwt, body: body)
+                let body = SyncRequestBody(clientID: store.clientID, baseRevision: revision)
+                _ = try await transport.sync(documentID: documentID, layer: layer, jwt: jwt, body: body.json)
                 lock.withLock {
                     self.jwt = jwt
                     if _userID == nil { _userID = claims.userID }
