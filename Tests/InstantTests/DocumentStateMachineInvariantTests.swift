@@ -6,7 +6,7 @@ import Testing
 /// table) must never break the promises the owner and the app rely on.
 @Suite("Document state machine: invariants under random event sequences")
 struct DocumentStateMachineInvariantTests {
-    @Test("Flags and state agree after every event", arguments: 0..<40)
+    @Test("The stage and the observable state agree after every event", arguments: 0..<40)
     func invariantsHold(seed: UInt64) {
         var picker = SplitMix64(seed: seed)
         var machine = DocumentStateMachine(randomNumberGenerator: SplitMix64(seed: seed &+ 1000))
@@ -64,7 +64,6 @@ struct DocumentStateMachineInvariantTests {
                 || (machine.cycle == nil && !machine.automaticSyncScheduled && !machine.retryScheduled),
             "nothing syncs or waits to sync while the token is refused")
         check(!machine.automaticSyncScheduled || state == .dirty, "the automatic timer runs only when dirty")
-        check(machine.localData == .absent || state == .unknown, "unopened local data leaves the state unknown")
         check(!machine.listeningConnectionLost || machine.isListening, "only an open channel can lose its connection")
         check(
             !machine.retryScheduled || [.clean, .dirty, .needsResetForDatabaseMigration].contains(state),

@@ -18,6 +18,8 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
 
     let lock = NSLock()
     var machine = DocumentStateMachine()
+    /// Performs the machine's actions one at a time, in its order.
+    let actions = SerialActionExecutor<DocumentAction>()
     /// The layer's token, in memory only: authentication is never stored, so after a launch the
     /// first sync asks the app for a token (``InstantClientDelegate``, `.instantDidFailAuthentication`).
     var jwt: String?
@@ -42,6 +44,13 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     let stateBroadcast = Broadcast<InstantDocumentState>()
     /// The streams of ``events``: fed on `notificationQueue`, in the order of the notifications.
     let eventBroadcast = Broadcast<InstantDescriptorEvent>()
+
+    /// What ``actions`` runs: the machine's actions, and the end of the event sequences once the
+    /// descriptor became invalid (after the events the invalidation posted).
+    enum DocumentAction: Sendable {
+        case perform(DocumentStateMachine.Action)
+        case finishEvents
+    }
 
     struct WeakDocument {
         weak var document: InstantDocument?
@@ -98,33 +107,41 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
         try handle(.delayChanged(value))
     }
 
-    /// Feeds the state machine and performs what it returns.
+    /// Feeds the state machine and performs what it returns, through ``actions`` (in the machine's
+    /// order, whichever threads deliver events).
     /// - Throws: the refusal of the machine, if it refused the event.
     func handle(_ event: DocumentStateMachine.Event) throws(InstantError) {
-        let (actions, becameInvalid) = lock.withLock {
+        let (refusal, ticket) = lock.withLock { () -> (InstantError?, UInt64?) in
             let before = machine.state
-            let actions = machine.handle(event)
+            let returned = machine.handle(event)
             let after = machine.state
             if after != before {
                 // Under the lock, so that the streams see the states in the machine's order.
                 stateBroadcast.yield(after)
                 if after == .invalid { stateBroadcast.finish() }
             }
-            return (actions, after == .invalid && before != .invalid)
-        }
-        var refusal: InstantError?
-        for action in actions {
-            if case .refuse(let error) = action {
-                refusal = error
-            } else {
-                perform(action)
+            var refusal: InstantError?
+            var work: [DocumentAction] = []
+            for action in returned {
+                if case .refuse(let error) = action { refusal = error } else { work.append(.perform(action)) }
             }
+            if after == .invalid, before != .invalid {
+                // After the events this invalidation posted.
+                work.append(.finishEvents)
+            }
+            // Under the lock, so that the queue's order is the machine's.
+            return (refusal, work.isEmpty ? nil : actions.enqueue(work))
         }
-        if becameInvalid {
-            // After the events this invalidation posted.
-            notificationQueue.async { [eventBroadcast] in eventBroadcast.finish() }
-        }
+        if let ticket { actions.run(through: ticket, run) }
         if let refusal { throw refusal }
+    }
+
+    /// Runs one entry of ``actions``.
+    private func run(_ work: DocumentAction) {
+        switch work {
+        case .perform(let action): perform(action)
+        case .finishEvents: notificationQueue.async { [eventBroadcast] in eventBroadcast.finish() }
+        }
     }
 
     /// Feeds an event whose refusal nobody can report (timers, outcomes of operations).
