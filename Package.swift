@@ -41,6 +41,7 @@ let package = Package(
                 "InstantPDF",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "WSClient", package: "swift-websocket"),
             ]
         ),
         // The data format: document JSON, every record type, validation, ULIDs.

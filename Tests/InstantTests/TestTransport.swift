@@ -4,8 +4,9 @@ import InstantJSON
 @testable import Instant
 
 /// The real transport to a live server, with faults a test switches on and off: PDF downloads
-/// held after their first bytes (the window in which layers share a download), and a listening
-/// connection that fails (a dropped connection, as when the network goes away).
+/// held after their first bytes (the window in which layers share a download), a listening
+/// connection that fails (a dropped connection, as when the network goes away), change messages
+/// lost on the way; and counts of what went over HTTP and the WebSocket.
 final class TestTransport: InstantTransport, @unchecked Sendable {
     private let base: URLSessionTransport
     private let lock = NSLock()
@@ -13,6 +14,26 @@ final class TestTransport: InstantTransport, @unchecked Sendable {
     private var calls = 0
     private var listeningError: InstantError?
     private var listeningFailures = 0
+    private var webSocketsAllowed = true
+    private var openConnections: [UUID: Task<Void, any Error>] = [:]
+    private var droppedConnections: Set<UUID> = []
+    private var losesChangeMessage: @Sendable (Int64) -> Bool = { _ in false }
+    private var counts = Counts()
+
+    /// What went through the transport.
+    struct Counts {
+        /// Sync requests over HTTP.
+        var httpSyncs = 0
+        /// Listening WebSockets opened.
+        var webSockets = 0
+        /// Change messages handed to the SDK (after losses).
+        var changeMessages = 0
+        /// Change messages lost on purpose.
+        var lostChangeMessages = 0
+    }
+
+    /// What went through the transport so far.
+    var seen: Counts { lock.withLock { counts } }
 
     /// - Parameter holdingPDFDownloads: Whether PDF downloads wait for ``release()``, reporting
     ///   progress meanwhile.
@@ -27,8 +48,30 @@ final class TestTransport: InstantTransport, @unchecked Sendable {
     /// Lets held PDF downloads finish.
     func release() { lock.withLock { holdsPDFDownloads = false } }
 
-    /// Makes every listening request fail with `error` from now on (`nil`: listen again).
-    func failListening(with error: InstantError?) { lock.withLock { listeningError = error } }
+    /// Makes every listening request fail with `error` from now on, dropping the open listening
+    /// WebSockets (`nil`: listen again).
+    func failListening(with error: InstantError?) {
+        lock.withLock { listeningError = error }
+        if error != nil { dropListeningConnections() }
+    }
+
+    /// Breaks the open listening WebSockets, as a network failure would.
+    func dropListeningConnections() {
+        let open = lock.withLock {
+            droppedConnections.formUnion(openConnections.keys)
+            return Array(openConnections.values)
+        }
+        for connection in open { connection.cancel() }
+    }
+
+    /// Loses the change messages for which `rule` (given the commit's revision) is true.
+    func loseChangeMessages(where rule: @escaping @Sendable (Int64) -> Bool) {
+        lock.withLock { losesChangeMessage = rule }
+    }
+
+    /// Answers every WebSocket upgrade as a server without WebSockets would (`false`), so that
+    /// the SDK long-polls.
+    func allowWebSockets(_ allowed: Bool) { lock.withLock { webSocketsAllowed = allowed } }
 
     /// How many listening requests failed because of ``failListening(with:)``.
     var failedListeningRequests: Int { lock.withLock { listeningFailures } }
@@ -57,7 +100,56 @@ final class TestTransport: InstantTransport, @unchecked Sendable {
 
     func sync(documentID: String, layer: String, jwt: String, body: JSONValue) async throws(InstantError) -> SyncAnswer
     {
-        try await base.sync(documentID: documentID, layer: layer, jwt: jwt, body: body)
+        lock.withLock { counts.httpSyncs += 1 }
+        return try await base.sync(documentID: documentID, layer: layer, jwt: jwt, body: body)
+    }
+
+    func listen(
+        documentID: String, layer: String, jwt: String, since: Int64,
+        opened: @escaping @Sendable (ListeningSocket) -> Void,
+        received: @escaping @Sendable (ListenMessage) -> Void
+    ) async throws(InstantError) {
+        let id = UUID()
+        let start = lock.withLock { () -> (failure: InstantError?, allowed: Bool) in
+            if listeningError != nil { listeningFailures += 1 }
+            return (listeningError, webSocketsAllowed)
+        }
+        if let failure = start.failure { throw failure }
+        guard start.allowed else { return }
+        let connection = Task { [base] in
+            try await base.listen(
+                documentID: documentID, layer: layer, jwt: jwt, since: since,
+                opened: { [weak self] socket in
+                    self?.lock.withLock { self?.counts.webSockets += 1 }
+                    opened(socket)
+                },
+                received: { [weak self] message in
+                    guard let self else { return }
+                    if case .changes(_, let answer) = message {
+                        let lost = lock.withLock {
+                            let lost = losesChangeMessage(answer.revision)
+                            if lost { counts.lostChangeMessages += 1 } else { counts.changeMessages += 1 }
+                            return lost
+                        }
+                        if lost { return }
+                    }
+                    received(message)
+                })
+        }
+        lock.withLock { openConnections[id] = connection }
+        defer { lock.withLock { _ = openConnections.removeValue(forKey: id) } }
+        do {
+            try await withTaskCancellationHandler {
+                try await connection.value
+            } onCancel: {
+                connection.cancel()
+            }
+        } catch {
+            if lock.withLock({ droppedConnections.remove(id) != nil }) {
+                throw InstantError(.couldNotReachServer, "The test dropped the listening connection.")
+            }
+            throw error as? InstantError ?? InstantError(.couldNotReachServer, "\(error)")
+        }
     }
 
     func uploadAttachment(

@@ -27,7 +27,7 @@ extension InstantDocumentDescriptor {
             replaceTask(\.retryTask, with: nil)
         case .startListening: startListening()
         case .stopListening:
-            replaceTask(\.listenTask, with: nil)
+            replaceTask(\.listenTask, with: nil) { listeningSocket = nil }
         case .performMigration(.content): migrateContent()
         case .performMigration(.databaseReset): resetForDatabaseMigration()
         case .invalidateDocuments:
@@ -40,7 +40,7 @@ extension InstantDocumentDescriptor {
     /// Puts `task` in the slot at `slot` (with `update`, under the same lock) and cancels the task
     /// it held after letting go of the lock: cancelling runs the task's cancellation handlers at
     /// once, on this thread.
-    private func replaceTask(
+    func replaceTask(
         _ slot: ReferenceWritableKeyPath<InstantDocumentDescriptor, Task<Void, Never>?>, with task: Task<Void, Never>?,
         update: () -> Void = {}
     ) {
@@ -193,11 +193,17 @@ extension InstantDocumentDescriptor {
                     }
                 }
                 let push = sending ? try store.nextPush(documentID: documentID, layer: layer) : nil
-                let body =
-                    try push.map { SyncRequestBody(clientID: store.clientID, push: $0) }
-                    ?? SyncRequestBody(
-                        clientID: store.clientID, baseRevision: store.revision(documentID: documentID, layer: layer))
-                let answer = try await transport.sync(documentID: documentID, layer: layer, jwt: jwt, body: body.json)
+                let baseRevision = try store.revision(documentID: documentID, layer: layer)
+                let answer: SyncAnswer
+                if push == nil, let announced = takeAnnouncedChanges(after: baseRevision) {
+                    // The listening WebSocket brought the changes: no request.
+                    answer = announced
+                } else {
+                    let body =
+                        push.map { SyncRequestBody(clientID: store.clientID, push: $0) }
+                        ?? SyncRequestBody(clientID: store.clientID, baseRevision: baseRevision)
+                    answer = try await sendSyncRequest(body.json, jwt: jwt)
+                }
                 lock.withLock { answerToApply = (answer, push) }
                 event = .responseReceived
             } catch let error as InstantError {
@@ -230,47 +236,6 @@ extension InstantDocumentDescriptor {
         } catch {
             deliver(.corruptionDetected)
         }
-    }
-
-    // MARK: Listening
-
-    private func startListening() {
-        let documentID = identifier
-        let layer = layerName
-        let policy = lock.withLock { machine.retryPolicy }
-        let task = Task { [weak self] in
-            var announced: Int64 = 0
-            var failures = 0
-            while !Task.isCancelled {
-                guard let self, let jwt = lock.withLock({ self.jwt }) else { return }
-                do {
-                    let since = max(announced, try store.revision(documentID: documentID, layer: layer))
-                    let revision = try await transport.waitForChange(
-                        documentID: documentID, layer: layer, jwt: jwt, since: since)
-                    if failures > 0 {
-                        failures = 0
-                        deliver(.listeningResumed)
-                    }
-                    if revision > since, !Task.isCancelled {
-                        announced = revision
-                        deliver(.syncRequested(.serverPoke))
-                    }
-                } catch {
-                    guard !Task.isCancelled else { return }
-                    let failure = error as? InstantError ?? InstantError(.storageFailed, "\(error)")
-                    // The machine posts the failure once and stops this task unless it is a
-                    // network failure.
-                    deliver(.listeningFailed(failure))
-                    guard failure.isRetryable else { return }
-                    // The network is down or the server restarts: try again, less and less often
-                    // (the sync retries' policy), and never give up.
-                    failures += 1
-                    try? await Task.sleep(
-                        for: policy.delay(beforeAttempt: failures, randomFraction: Double.random(in: 0..<1)))
-                }
-            }
-        }
-        replaceTask(\.listenTask, with: task)
     }
 
     // MARK: Notifications

@@ -36,6 +36,10 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     var retryTask: Task<Void, Never>?
     var listenTask: Task<Void, Never>?
     var answerToApply: (answer: SyncAnswer, push: PendingPush?)?
+    /// The open listening WebSocket, on which sync requests go while it is open.
+    var listeningSocket: ListeningSocket?
+    /// Change messages from the listening WebSocket not applied yet, in order.
+    var announcedChanges: [(since: Int64, answer: SyncAnswer)] = []
     var _editableDocument: InstantDocument?
     var readOnlyDocuments: [WeakDocument] = []
     /// Posts notifications and delegate calls in order, off the main thread.

@@ -29,3 +29,16 @@ extension InstantError {
         code == .couldNotReachServer || code == .serverUnavailable
     }
 }
+
+extension InstantError {
+    /// The error for a status the server refused a request with (over HTTP, or in the `error` of
+    /// an answer on the listening WebSocket), with the server's reason.
+    init(status: Int, reason: String) {
+        switch status {
+        case 401, 403: self.init(.authenticationFailed, "The server refused the JWT: \(reason)")
+        case 404: self.init(.documentNotFound, "The server does not have it: \(reason)")
+        case 500...: self.init(.serverUnavailable, "The server failed (\(status)): \(reason)")
+        default: self.init(.invalidServerResponse, "The server refused the request (\(status)): \(reason)")
+        }
+    }
+}

@@ -63,6 +63,15 @@ struct SyncAnswer: Sendable {
     var records: [SyncRecord]
     var rejections: [(id: String, code: String, reason: String)]
 
+    /// The answer a pull would get: `records` changed up to `revision`.
+    init(revision: Int64, records: [SyncRecord]) {
+        self.revision = revision
+        self.acknowledgedPushID = nil
+        self.reset = false
+        self.records = records
+        self.rejections = []
+    }
+
     init(_ value: JSONValue) throws(InstantError) {
         guard let revision = value["revision"]?.intValue else {
             throw InstantError(.invalidServerResponse, "The server's sync answer has no revision.")

@@ -1,7 +1,7 @@
 import Foundation
 import InstantJSON
 
-/// How the SDK talks to the server: the four client routes of the sync protocol
+/// How the SDK talks to the server: the client routes of the sync protocol
 /// (see docs/PROTOCOL.md). ``URLSessionTransport`` is the real one; tests may inject another.
 protocol InstantTransport: Sendable {
     /// Downloads the document's PDF (the same for all its layers) through the route of the
@@ -27,6 +27,21 @@ protocol InstantTransport: Sendable {
     /// Downloads an attachment: its bytes and content type.
     func downloadAttachment(documentID: String, layer: String, jwt: String, id: String) async throws(InstantError)
         -> (data: Data, contentType: String)
+
+    /// Opens the layer's listening WebSocket, asking for change messages with records, and runs
+    /// it until it ends: `opened` gets the socket to send sync requests on once it is open,
+    /// `received` every change message or revision, in order.
+    ///
+    /// Returns only when the server answered without upgrading the connection (a proxy without
+    /// WebSockets, or a refusal: a long-poll tells which). Every other end throws:
+    /// ``InstantError/Code/authenticationFailed`` when the server closed it for the token (expired
+    /// or revoked), ``InstantError/Code/couldNotReachServer`` when it could not be opened or
+    /// dropped, ``InstantError/Code/cancelled`` when the task was cancelled.
+    func listen(
+        documentID: String, layer: String, jwt: String, since: Int64,
+        opened: @escaping @Sendable (ListeningSocket) -> Void,
+        received: @escaping @Sendable (ListenMessage) -> Void
+    ) async throws(InstantError)
 
     /// Waits until the layer's revision exceeds `since` (or the server's long-poll timeout) and
     /// returns the revision the server reports.

@@ -74,12 +74,7 @@ struct URLSessionTransport: InstantTransport {
         guard !(200..<300).contains(status) else { return }
         let reason =
             (try? JSONValue(parsing: data))?["error"]?["reason"]?.stringValue ?? "HTTP status \(status)"
-        switch status {
-        case 401, 403: throw InstantError(.authenticationFailed, "The server refused the JWT: \(reason)")
-        case 404: throw InstantError(.documentNotFound, "The server does not have it: \(reason)")
-        case 500...: throw InstantError(.serverUnavailable, "The server failed (\(status)): \(reason)")
-        default: throw InstantError(.invalidServerResponse, "The server refused the request (\(status)): \(reason)")
-        }
+        throw InstantError(status: status, reason: reason)
     }
 
     func json(_ data: Data) throws(InstantError) -> JSONValue {
