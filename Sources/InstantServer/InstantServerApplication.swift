@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import Prometheus
+import ServiceLifecycle
 
 /// Builds the Instant server: the REST API for the user's backend on `/api/...` (API token), the
 /// client routes on `/i/...` (JWT) and `/healthcheck`, on connections held to
@@ -49,6 +51,7 @@ public func buildInstantApplication(
         services.append(NodeRelay(channel: channel, events: events, storage: storage, logger: logger))
     }
     services.append(pdfWork)
+    services.append(ListenerShutdown(events: events))
     var application = Application(
         router: routers.http,
         server: .guardedHTTP1(listening: routers.listening, configuration: configuration, logger: logger),
@@ -200,18 +203,46 @@ public func buildInstantRouters(
 
     let listening = ListeningEndpoint(
         admit: { request, _ in await api.admitListener(request, verifier: clientVerifier) },
-        listen: { session, inbound, outbound, logger in
-            try await api.listenWebSocket(session, inbound: inbound, outbound: outbound, logger: logger)
-        }
+        events: events,
+        storedRevision: { layer in
+            try await storage.layerCreatingIfNeeded(documentID: layer.documentID, name: layer.name).revision
+        },
+        answer: { message, token, listener, logger in
+            await api.answerOnSocket(message, token: token, listener: listener, logger: logger)
+        },
+        maxMessageSize: configuration.clientLimits.maxSocketMessageSize,
+        pingInterval: configuration.webSocketPingInterval
     )
     return (router, listening)
 }
 
-/// The listening WebSocket of the client routes (`.../listen` with `Upgrade: websocket`).
+/// The listening WebSocket of the client routes (`.../listen` with `Upgrade: websocket`), served
+/// by ``ListeningWebSocketHandler``.
 public struct ListeningEndpoint: Sendable {
     /// Decides whether an upgrade request becomes a listening WebSocket.
     let admit: @Sendable (Request, Logger) async -> ListeningSession?
-    /// Serves a listening WebSocket, logging to the connection's logger.
-    let listen:
-        @Sendable (ListeningSession, WebSocketInboundStream, WebSocketOutboundWriter, Logger) async throws -> Void
+    /// Wakes the listeners and tells them what changed.
+    let events: LayerEvents
+    /// The layer's stored revision (creating the layer from its document's records if needed).
+    let storedRevision: @Sendable (LayerEvents.Layer) async throws -> Int64
+    /// The answer to a message a client sent (`nil`: a binary message), and the revision it brings
+    /// the client to.
+    let answer: @Sendable (ByteBuffer?, ClientToken, UUID, Logger) async -> (text: ByteBuffer, revision: Int64?)
+    /// The largest message a client may send (``ClientLimits/maxSocketMessageSize``).
+    let maxMessageSize: Int
+    /// How often the server pings (a client that has not answered the last ping is cut off).
+    let pingInterval: Duration
+}
+
+/// Keeps the process alive while the listening WebSockets close on shutdown. The server tells
+/// each to close (`1001`) and stops without waiting for them, since no task serves them; this
+/// service, the last of ours, is shut down after the server and returns once every listener has
+/// stopped (its client answered the close, or the handler's close timeout cut it), or after 3 s.
+struct ListenerShutdown: Service {
+    let events: LayerEvents
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await events.untilNoListeners(waitingAtMost: .seconds(3))
+    }
 }

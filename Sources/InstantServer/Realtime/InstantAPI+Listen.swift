@@ -155,122 +155,20 @@ extension InstantAPI {
         return ListeningSession(token: token, layer: layer, since: since, receivesRecords: receivesRecords)
     }
 
-    /// A listening WebSocket: `{"revision": M}` whenever the layer passes what the client has seen
-    /// (coalesced) or, for a session that receives records, `{"revision": M, "since": L, "records":
-    /// [...]}` for each commit this node has the change message of, from the client's revision on
-    /// (``ChangeMessage``); `{"presence": [{"userId", "connections"}]}` whenever the set of listening users
-    /// changes (at most once per ``ListeningLimits/presenceInterval``); the answer to each sync
-    /// request the client sends on it (``SocketSyncRequest``), in order; closed with a reason when
-    /// the token expires or is revoked. (When the server shuts down, the WebSocket layer closes it.)
-    func listenWebSocket(
-        _ session: ListeningSession, inbound: WebSocketInboundStream, outbound writer: WebSocketOutboundWriter,
-        logger: Logger
-    ) async throws {
-        let (token, layer, receivesRecords) = (session.token, session.layer, session.receivesRecords)
-        let events = self.events
-        let storage = self.storage
-        let (listener, wakeUps): (UUID, AsyncStream<Void>)
-        do {
-            (listener, wakeUps) = try await events.listen(
-                on: layer, token: token, isVisible: true, recordsAfter: receivesRecords ? session.since : nil)
-        } catch {
-            // Another connection took the last place between the upgrade and now.
-            try? await writer.close(.policyViolation, reason: error.reason)
-            return
-        }
-        let outbound = ListeningOutbound(writer, since: session.since)
-        let closing = await withTaskGroup(of: (WebSocketErrorCode, String)?.self) { group in
-            // Sync requests, answered one after the other; reading also notices the client's close
-            // and answers pings. A message over the sync body limit closes the WebSocket (1009).
-            group.addTask {
-                do {
-                    for try await message in inbound.messages(
-                        maxSize: self.configuration.clientLimits.maxSocketMessageSize)
-                    {
-                        let answer = await self.answerOnSocket(
-                            message, token: token, listener: listener, logger: logger)
-                        try await outbound.send { told in
-                            if let revision = answer.revision, revision > told { told = revision }
-                            return [answer.text]
-                        }
-                    }
-                } catch {}
-                return nil
-            }
-            group.addTask {
-                // Checked at least daily, so that no `exp`, however far, overflows a sleep.
-                var left = token.timeLeft(atMost: .seconds(86_400))
-                while left > .zero {
-                    try? await Task.sleep(for: left)
-                    if Task.isCancelled { return nil }
-                    left = token.timeLeft(atMost: .seconds(86_400))
-                }
-                return (.policyViolation, "The token expired; reconnect with a new token.")
-            }
-            group.addTask {
-                var sentPresenceVersion: Int? = nil
-                func catchUp(_ state: LayerEvents.State, stored: Int64?) async throws {
-                    try await outbound.send { told in
-                        var messages: [ByteBuffer] = []
-                        // An answer may have told the client some of these commits already.
-                        for message in state.changes where message.revision > told {
-                            guard message.since == told, let text = message.text(for: token) else { break }
-                            messages.append(text)
-                            told = message.revision
-                        }
-                        let revision = max(state.revision ?? -1, stored ?? -1)
-                        if revision > told {
-                            told = revision
-                            messages.append(
-                                ByteBuffer(bytes: JSONValue.object(["revision": .integer(revision)]).serialized()))
-                        }
-                        if state.presenceVersion != sentPresenceVersion {
-                            sentPresenceVersion = state.presenceVersion
-                            messages.append(state.presenceMessage)
-                        }
-                        return messages
-                    }
-                }
-                func state() async -> LayerEvents.State {
-                    await events.state(
-                        of: layer, listener: listener, changesAfter: receivesRecords ? outbound.told : nil)
-                }
-                do {
-                    let stored = try await storage.layerCreatingIfNeeded(documentID: layer.documentID, name: layer.name)
-                    try await catchUp(await state(), stored: stored.revision)
-                    for await _ in wakeUps {
-                        let state = await state()
-                        if state.isRevoked { return (.policyViolation, "The token was revoked; get a new token.") }
-                        try await catchUp(state, stored: nil)
-                    }
-                } catch {}
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        await events.stopListening(listener)
-        if let (code, reason) = closing {
-            try? await writer.close(code, reason: reason)
-        }
-    }
-
     /// The answer to a message a client sent on its listening WebSocket: a sync request's answer (and
     /// the revision it brings the client to), or the error, as `POST …/sync` would answer it.
-    private func answerOnSocket(
-        _ message: WebSocketMessage, token: ClientToken, listener: UUID, logger: Logger
+    func answerOnSocket(
+        _ message: ByteBuffer?, token: ClientToken, listener: UUID, logger: Logger
     ) async -> (
         text: ByteBuffer, revision: Int64?
     ) {
-        guard case .text(let text) = message else {
+        guard let text = message else {
             let error = APIError.badRequest(#"Send sync requests as text messages {"requestId", "sync"}."#)
             return (SocketSyncRequest.failure(error, to: .null), nil)
         }
         let request: SocketSyncRequest
         do {
-            request = try SocketSyncRequest(
-                ByteBuffer(string: text), maxChanges: configuration.clientLimits.maxChangesPerPush)
+            request = try SocketSyncRequest(text, maxChanges: configuration.clientLimits.maxChangesPerPush)
         } catch {
             return (SocketSyncRequest.failure(error.error, to: error.requestID), nil)
         }

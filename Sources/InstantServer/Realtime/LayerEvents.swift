@@ -74,7 +74,10 @@ public actor LayerEvents {
         var userID: String?
         var tokenKey: String
         var tokenID: String?
-        var wake: AsyncStream<Void>.Continuation
+        /// Wakes the listener; cheap and never blocking (the actor calls it).
+        var wake: @Sendable () -> Void
+        /// Ends a listener that reads its wake-ups from a stream.
+        var end: (@Sendable () -> Void)?
         var isRevoked = false
         /// The revision the listener last read changes after, when it receives records.
         var recordsSeen: Int64?
@@ -116,6 +119,8 @@ public actor LayerEvents {
     private var listenerCountByToken: [String: Int] = [:]
     private var presence: [Layer: PublishedPresence] = [:]
     private var changeLogs: [Layer: ChangeLog] = [:]
+    /// Who waits for the last listener to stop (``untilNoListeners(waitingAtMost:)``).
+    private var waitingForNoListeners: [UUID: CheckedContinuation<Void, Never>] = [:]
 
     /// Creates the events of one server process.
     public init(limits: ListeningLimits = ListeningLimits()) {
@@ -156,7 +161,7 @@ public actor LayerEvents {
         let revoked = Set(ids)
         for (id, listener) in listeners where listener.tokenID.map(revoked.contains) == true {
             listeners[id]?.isRevoked = true
-            listener.wake.yield()
+            listener.wake()
         }
     }
 
@@ -192,22 +197,69 @@ public actor LayerEvents {
     public func listen(on layer: Layer, token: ClientToken, isVisible: Bool, recordsAfter since: Int64? = nil)
         throws(Refusal) -> (id: UUID, wakeUps: AsyncStream<Void>)
     {
-        if let refusal = admissionProblem(on: layer, token: token) { throw refusal }
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = try register(
+            on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: { continuation.yield() },
+            end: { continuation.finish() })
+        return (id, stream)
+    }
+
+    /// Starts listening on a layer, as ``listen(on:token:isVisible:recordsAfter:)``, for a listener
+    /// without a task of its own: `wake` is called, on the actor, whenever the listener should read
+    /// its state, and must return at once (hand the work to the listener's event loop).
+    public func listen(
+        on layer: Layer, token: ClientToken, isVisible: Bool, recordsAfter since: Int64? = nil,
+        wake: @escaping @Sendable () -> Void
+    ) throws(Refusal) -> UUID {
+        try register(on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: wake, end: nil)
+    }
+
+    private func register(
+        on layer: Layer, token: ClientToken, isVisible: Bool, recordsAfter since: Int64?,
+        wake: @escaping @Sendable () -> Void, end: (@Sendable () -> Void)?
+    ) throws(Refusal) -> UUID {
+        if let refusal = admissionProblem(on: layer, token: token) { throw refusal }
         let id = UUID()
         listeners[id] = Listener(
             layer: layer, isVisible: isVisible, userID: token.userID, tokenKey: token.key, tokenID: token.tokenID,
-            wake: continuation, recordsSeen: since)
+            wake: wake, end: end, recordsSeen: since)
         listenersByLayer[layer, default: []].insert(id)
         listenerCountByToken[token.key, default: 0] += 1
         if isVisible { presenceChanged(on: layer) }
-        return (id, stream)
+        return id
+    }
+
+    /// Returns once no listener is left, or after `limit`: the server shuts down, and its
+    /// listening WebSockets are closing (``ListeningWebSocketHandler``).
+    public func untilNoListeners(waitingAtMost limit: Duration) async {
+        guard !listeners.isEmpty else { return }
+        let waiter = UUID()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForNoListeners(waiter) }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                await self.stopWaitingForNoListeners(waiter)
+            }
+            await group.next()
+            group.cancelAll()
+            self.stopWaitingForNoListeners(waiter)
+        }
+    }
+
+    private func waitForNoListeners(_ waiter: UUID) async {
+        await withCheckedContinuation { continuation in
+            if listeners.isEmpty { continuation.resume() } else { waitingForNoListeners[waiter] = continuation }
+        }
+    }
+
+    private func stopWaitingForNoListeners(_ waiter: UUID) {
+        waitingForNoListeners.removeValue(forKey: waiter)?.resume()
     }
 
     /// Stops a listener; the others on its layer see the presence change.
     public func stopListening(_ id: UUID) {
         guard let listener = listeners.removeValue(forKey: id) else { return }
-        listener.wake.finish()
+        listener.end?()
         listenersByLayer[listener.layer]?.remove(id)
         let remaining = (listenerCountByToken[listener.tokenKey] ?? 1) - 1
         listenerCountByToken[listener.tokenKey] = remaining > 0 ? remaining : nil
@@ -221,6 +273,10 @@ public actor LayerEvents {
             }
         } else if listener.isVisible {
             presenceChanged(on: listener.layer)
+        }
+        if listeners.isEmpty {
+            for waiter in waitingForNoListeners.values { waiter.resume() }
+            waitingForNoListeners = [:]
         }
     }
 
@@ -362,6 +418,6 @@ public actor LayerEvents {
     }
 
     private func wakeAll(on layer: Layer) {
-        for id in listenersByLayer[layer] ?? [] { listeners[id]?.wake.yield() }
+        for id in listenersByLayer[layer] ?? [] { listeners[id]?.wake() }
     }
 }

@@ -9,7 +9,6 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import NIOWebSocket
-@_spi(WSInternal) import WSCore
 
 /// A listening WebSocket the server agreed to open, with what was decided before the upgrade.
 struct ListeningSession: Sendable {
@@ -31,7 +30,8 @@ struct ListeningSession: Sendable {
 struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     /// What a connection became.
     enum UpgradeResult: Sendable {
-        case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, ListeningSession)
+        /// A listening WebSocket, served by the ``ListeningWebSocketHandler`` added to its pipeline.
+        case listening
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
     }
 
@@ -40,11 +40,6 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
         let channel: any Channel
         /// The head of an upgrade request that was refused (NIO does not pass it on).
         let refusedUpgrade: NIOLockedValueBox<HTTPRequest?>
-    }
-
-    /// The context of a listening WebSocket's handler.
-    struct Context: WebSocketContext {
-        let logger: Logger
     }
 
     /// Answers HTTP requests.
@@ -83,11 +78,9 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                         guard let session = admitted.withLockedValue({ $0 }) else {
                             throw ChannelError.inappropriateOperationForState
                         }
-                        let webSocket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
-                            wrappingChannelSynchronously: channel,
-                            configuration: .init(isOutboundHalfClosureEnabled: true)
-                        )
-                        return .webSocket(webSocket, session)
+                        try channel.pipeline.syncOperations.addHandler(
+                            ListeningWebSocketHandler(session: session, endpoint: listening, logger: logger))
+                        return .listening
                     }
                 }
             )
@@ -150,19 +143,9 @@ struct ListeningUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 } else {
                     await handleHTTP(asyncChannel: http, logger: logger)
                 }
-            case .webSocket(let webSocket, let session):
-                let ws = configuration.ws
-                _ = try await WebSocketHandler.handle(
-                    type: .server,
-                    configuration: .init(
-                        extensions: [], autoPing: ws.autoPing, closeTimeout: ws.closeTimeout,
-                        validateUTF8: ws.validateUTF8, maxFrameSize: ws.maxFrameSize),
-                    asyncChannel: webSocket,
-                    context: Context(logger: logger),
-                    handler: { inbound, outbound, context in
-                        try await listening.listen(session, inbound, outbound, context.logger)
-                    }
-                )
+            case .listening:
+                // The handler serves it on the event loop; no task waits for it here.
+                return
             }
         } catch let error as ChannelError where error == .inputClosed {
             logger.trace("The connection closed before its first request")
