@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import Prometheus

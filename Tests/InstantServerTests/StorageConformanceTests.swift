@@ -661,6 +661,33 @@ struct StorageConformanceTests {
         #expect(stored.map { "\($0.id)@\($0.revision):\($0.isDeleted)" } == ["first@1:false", "A@4:true", "c@4:true"])
     }
 
+    /// A commit of more records than one statement of a backend takes (PostgreSQL writes 500 rows
+    /// per statement) ends its group as a small one does: every record stored once, the answer
+    /// reading them with what was there before, the push id and the revision stored.
+    @Test(arguments: StorageKind.available)
+    func aCommitOfManyRecordsEndsItsGroupWhole(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        _ = try await storage.apply(
+            [.put(Self.annotation("before"))], documentID: "d", layer: "", push: nil, onConditionFailure: .skipChange)
+        let client = ClientIdentity(userID: "u", clientID: "phone")
+        let changes = (0..<1_234).map { RecordChange.put(Self.annotation(String(format: "n%04d", $0))) }
+        let (result, _, answer) = try await storage.apply(
+            documentID: "d", layer: "", push: ClientPush(client: client, pushID: 7),
+            deciding: { _ in LayerDecision(changes: changes, outcome: ()) },
+            answerReadsChangesAfter: { _ in 0 },
+            answering: { reader, _, _ in try await reader.records(changedAfter: 0).map { "\($0.id)@\($0.revision)" } })
+        #expect(result.revision == 2)
+        #expect(result.applied.count == 1_234)
+        let expected = ["before@1"] + (0..<1_234).map { String(format: "n%04d@2", $0) }
+        #expect(answer == expected, "the answer lists each record once, by revision then id")
+        #expect(try await storage.lastPushID(documentID: "d", layer: "", client: client) == 7)
+        #expect(try await storage.layer(documentID: "d", name: "")?.revision == 2)
+        #expect(try await storage.records(documentID: "d", layer: "", kind: .annotation).count == 1_235)
+    }
+
     static func comment(_ id: String, root: String) -> RecordWrite {
         RecordWrite(
             id: id, kind: .comment,

@@ -1,9 +1,7 @@
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
 import InstantJSON
 import Logging
-import NIOWebSocket
 import ServiceLifecycle
 
 extension InstantAPI {

@@ -10,9 +10,19 @@ enum IdleListeners {
         var settled: Int { ready.count + failed }
     }
 
+    /// Listeners per document: the server's limits per layer (1,000) and per token (16) are its
+    /// defaults, so the listeners are spread as an app's users would be, each with a token.
+    static let perDocument = 100
+
     static func measure(api: BenchAPI, count: Int) async throws -> (open: Int, before: Double, after: Double) {
-        let document = try await api.newDocument()
-        let token = try await api.server.token(document: document, user: "idle")
+        var documents: [String] = []
+        for _ in 0..<(count + perDocument - 1) / perDocument { documents.append(try await api.newDocument()) }
+        var tokens: [String] = []
+        for index in 0..<count {
+            tokens.append(
+                try await api.server.token(
+                    document: documents[index / perDocument], user: "idle", tokenID: "idle-\(index)"))
+        }
         let before = Double(api.server.residentMemory() ?? 0)
         let counter = Count()
         let base = api.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
@@ -20,7 +30,7 @@ enum IdleListeners {
         for index in 0..<count {
             sockets.append(
                 Listener(
-                    url: "\(base)/i/d/\(document)/listen?jwt=\(token)",
+                    url: "\(base)/i/d/\(documents[index / perDocument])/listen?jwt=\(tokens[index])",
                     onMessage: { _, _ in await counter.markReady(index) },
                     onFailure: { _ in await counter.markFailed() }))
             if index % 200 == 199 {

@@ -51,11 +51,11 @@ struct ServerUnderTest {
     }
 
     /// A client token for a layer of a document (the default layer unless named).
-    func token(document: String, layer: String? = nil, user: String) async throws -> String {
+    func token(document: String, layer: String? = nil, user: String, tokenID: String? = nil) async throws -> String {
         try await issuer.sign(
             ClientClaims(
                 documentID: document, layer: layer, permissions: ["read-document", "write"], userID: user,
-                expiration: Date().addingTimeInterval(3600)))
+                expiration: Date().addingTimeInterval(3600), tokenID: tokenID))
     }
 
     /// The server's resident memory in bytes, from /proc.
