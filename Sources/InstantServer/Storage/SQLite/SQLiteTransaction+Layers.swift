@@ -22,6 +22,41 @@ extension SQLiteTransaction {
         }
     }
 
+    /// The layer and its document's page count in one statement (one hop to GRDB's queue; the
+    /// page list is counted by SQLite, not decoded). Write transactions follow each other, so the
+    /// row needs no lock.
+    func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)? {
+        try await run { db in
+            try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT layers.revision, json_array_length(documents.pages)
+                        FROM layers JOIN documents ON documents.id = layers.document_id
+                        WHERE layers.document_id = ? AND layers.name = ?
+                        """),
+                arguments: [documentID, name]
+            ).map { (StoredLayer(documentID: documentID, name: name, revision: $0[0]), $0[1]) }
+        }
+    }
+
+    /// The document's page count and the layer in one statement.
+    func pageCountAndLayer(documentID: String, name: String) async throws -> (pageCount: Int?, layer: StoredLayer?) {
+        try await run { db in
+            guard
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT json_array_length(documents.pages), layers.revision FROM documents
+                            LEFT JOIN layers ON layers.document_id = documents.id AND layers.name = ?
+                            WHERE documents.id = ?
+                            """),
+                    arguments: [name, documentID])
+            else { return (nil, nil) }
+            let revision: Int64? = row[1]
+            return (row[0], revision.map { StoredLayer(documentID: documentID, name: name, revision: $0) })
+        }
+    }
+
     func insertLayer(documentID: String, name: String, revision: Int64) async throws -> Bool {
         try await run { db in
             try db.execute(
@@ -71,16 +106,20 @@ extension SQLiteTransaction {
     }
 
     func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
-        try await run { db in
-            try Int64.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT push_id FROM client_pushes
-                        WHERE document_id = ? AND layer = ? AND user_scope = ? AND client_id = ?
-                        """
-                ),
-                arguments: [documentID, layer, client.userScope, client.clientID]
-            )
+        try await run { db in try Self.lastPushID(db, documentID: documentID, layer: layer, client: client) }
+    }
+
+    /// The last push ids of several clients in one hop to GRDB's queue.
+    func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
+        -> [ClientIdentity: Int64]
+    {
+        guard !clients.isEmpty else { return [:] }
+        return try await run { db in
+            var found: [ClientIdentity: Int64] = [:]
+            for client in clients {
+                found[client] = try Self.lastPushID(db, documentID: documentID, layer: layer, client: client)
+            }
+            return found
         }
     }
 
@@ -88,12 +127,50 @@ extension SQLiteTransaction {
         async throws
     {
         try await run { db in
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [documentID, layer, client.userScope, client.clientID, pushID, revision])
+            try Self.setLastPushID(db, pushID, documentID: documentID, layer: layer, client: client, revision: revision)
         }
+    }
+
+    /// The revision and the push ids of a group in one hop to GRDB's queue; there are no other
+    /// nodes to announce the events to.
+    func finishCommits(
+        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+    ) async throws {
+        guard revision != nil || !pushes.isEmpty else { return }
+        try await run { db in
+            if let revision {
+                try db.cachedStatement(sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?")
+                    .execute(arguments: [revision, documentID, layer])
+            }
+            for push in pushes {
+                try Self.setLastPushID(
+                    db, push.pushID, documentID: documentID, layer: layer, client: push.client, revision: push.revision)
+            }
+        }
+    }
+
+    private static func lastPushID(_ db: Database, documentID: String, layer: String, client: ClientIdentity) throws
+        -> Int64?
+    {
+        try Int64.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT push_id FROM client_pushes
+                    WHERE document_id = ? AND layer = ? AND user_scope = ? AND client_id = ?
+                    """
+            ),
+            arguments: [documentID, layer, client.userScope, client.clientID]
+        )
+    }
+
+    private static func setLastPushID(
+        _ db: Database, _ pushID: Int64, documentID: String, layer: String, client: ClientIdentity, revision: Int64
+    ) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [documentID, layer, client.userScope, client.clientID, pushID, revision])
     }
 }

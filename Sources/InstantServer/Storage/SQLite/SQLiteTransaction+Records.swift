@@ -46,11 +46,11 @@ extension SQLiteTransaction {
     func records(documentID: String, layer: String, changedAfter revision: Int64) async throws -> [StoredRecord] {
         try await run { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(Self.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND revision > ?
-                    ORDER BY revision, id
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(Self.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND revision > ?
+                        ORDER BY revision, id
+                        """),
                 arguments: [documentID, layer, revision]
             ).map(Self.record(from:))
         }
