@@ -208,6 +208,29 @@ struct ClientAuthTests {
         }
     }
 
+    @Test func authorizationHeadersNameTheirTokenInEveryAcceptedForm() {
+        let forms: [(header: String, token: String?)] = [
+            (#"Token token="abc.def""#, "abc.def"),
+            ("Token token=abc.def", "abc.def"),
+            (#"  token   TOKEN="abc"  "#, "abc"),
+            ("\tToken token=abc\t", "abc"),
+            ("Bearer abc.def", "abc.def"),
+            ("bEaReR   abc ", "abc"),
+            ("Bearer ", nil),
+            (#"Token token="""#, nil),
+            (#"Token token=""#, nil),
+            (#"Token token="abc"#, nil),
+            ("Token abc", nil),
+            ("Basic YWxhZGRpbjpvcGVuc2VzYW1l", nil),
+            ("Tokentoken=abc", nil),
+            ("", nil),
+            (#"Token token="ä€""#, "ä€"),
+        ]
+        for form in forms {
+            #expect(AuthorizationHeader.token(from: form.header) == form.token, "\(form.header)")
+        }
+    }
+
     @Test func clientRoutesWithoutAConfiguredKeyRefuseClearly() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

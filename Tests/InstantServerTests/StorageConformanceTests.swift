@@ -595,6 +595,43 @@ struct StorageConformanceTests {
         #expect(sets.dropFirst().allSatisfy { $0.records.count == 1 && $0.records[0].revision == $0.revision })
     }
 
+    /// Groups overlap (the next opens its transaction while the one before commits): with 10
+    /// clients pushing 20 times each, every push takes a revision of its own, nothing is lost,
+    /// each client's last push id is its last push, and observers hear the commits in order.
+    @Test(arguments: StorageKind.available)
+    func overlappingGroupsLoseNothingAndReportInOrder(_ kind: StorageKind) async throws {
+        let (fixture, heard) = try await Self.observedDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        let revisions = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for client in 0..<10 {
+                group.addTask {
+                    var revisions: [Int64] = []
+                    for push in 1...20 {
+                        let result = try await storage.apply(
+                            [.put(Self.annotation("c\(client)-\(push)"))], documentID: "d", layer: "",
+                            push: ClientPush(
+                                client: ClientIdentity(userID: "u", clientID: "c\(client)"), pushID: Int64(push)),
+                            onConditionFailure: .skipChange)
+                        revisions.append(result.revision)
+                    }
+                    return revisions
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(revisions.sorted() == Array(1...200), "every push its own revision")
+        #expect(try await storage.layer(documentID: "d", name: "")?.revision == 200)
+        #expect(try await storage.records(documentID: "d", layer: "", kind: .annotation).count == 200)
+        for client in 0..<10 {
+            let identity = ClientIdentity(userID: "u", clientID: "c\(client)")
+            #expect(try await storage.lastPushID(documentID: "d", layer: "", client: identity) == 20)
+        }
+        let sets = heard.changes.flatMap { $0 }
+        #expect(sets.map(\.since) == Array(0..<200))
+        #expect(sets.map(\.revision) == Array(1...200))
+    }
+
     /// The commits of one group transaction are decided and written in memory and stored together:
     /// each still sees what the ones before it wrote (a put, a comment on it, the put's deletion,
     /// which deletes the comment), and each answer reads the layer as the whole group left it.

@@ -33,21 +33,48 @@ struct APITokenMiddleware: RouterMiddleware {
 
 /// Parsing of `Authorization` headers.
 enum AuthorizationHeader {
-    /// The token of `Token token="..."` (quotes optional) or `Bearer ...`.
+    /// The token of `Token token="..."` (quotes optional) or `Bearer ...`; the scheme and the
+    /// `token=` parameter name in any case, spaces and tabs around them.
+    ///
+    /// Every request of a client carries its token, so this reads the header's bytes once and
+    /// copies only the token.
     static func token(from header: String) -> String? {
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
-        if trimmed.lowercased().hasPrefix("bearer ") {
-            let value = trimmed.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
-            return value.isEmpty ? nil : value
+        var bytes = Substring(header).utf8[...]
+        bytes.trimSpaces()
+        if bytes.dropCaseInsensitivePrefix("bearer ") {
+            bytes.trimSpaces()
+            return bytes.isEmpty ? nil : String(Substring(bytes))
         }
-        guard trimmed.lowercased().hasPrefix("token ") else { return nil }
-        let parameter = trimmed.dropFirst("token ".count).trimmingCharacters(in: .whitespaces)
-        guard parameter.lowercased().hasPrefix("token=") else { return nil }
-        var value = parameter.dropFirst("token=".count)
-        if value.hasPrefix("\"") {
-            guard value.count >= 2, value.hasSuffix("\"") else { return nil }
-            value = value.dropFirst().dropLast()
+        guard bytes.dropCaseInsensitivePrefix("token ") else { return nil }
+        bytes.trimSpaces()
+        guard bytes.dropCaseInsensitivePrefix("token=") else { return nil }
+        if bytes.first == UInt8(ascii: "\"") {
+            guard bytes.count >= 2, bytes.last == UInt8(ascii: "\"") else { return nil }
+            bytes = bytes.dropFirst().dropLast()
         }
-        return value.isEmpty ? nil : String(value)
+        return bytes.isEmpty ? nil : String(Substring(bytes))
+    }
+}
+
+extension Substring.UTF8View {
+    /// Drops leading and trailing spaces and tabs.
+    fileprivate mutating func trimSpaces() {
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first, isSpace(first) { removeFirst() }
+        while let last, isSpace(last) { removeLast() }
+    }
+
+    /// Drops `prefix` (lowercase ASCII letters, spaces and `=`) when the view starts with it in
+    /// any case.
+    fileprivate mutating func dropCaseInsensitivePrefix(_ prefix: String) -> Bool {
+        var rest = self
+        for expected in prefix.utf8 {
+            guard let byte = rest.first else { return false }
+            let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            guard lowered == expected else { return false }
+            rest.removeFirst()
+        }
+        self = rest
+        return true
     }
 }

@@ -31,6 +31,13 @@ struct ChangeLog {
         }
     }
 
+    /// The messages of the commits after `revision`, oldest first, whether or not the log has
+    /// the commit right after it (a listener picks the ones that follow the revision it has).
+    func messages(newerThan revision: Int64) -> ArraySlice<ChangeMessage> {
+        let start = messages.lastIndex { $0.revision <= revision }.map { $0 + 1 } ?? messages.startIndex
+        return messages[start...]
+    }
+
     /// The messages that take a listener at `revision` on, one commit after the other, as far as
     /// the log has them; none when it does not have the commit right after `revision`.
     func messages(after revision: Int64) -> [ChangeMessage] {

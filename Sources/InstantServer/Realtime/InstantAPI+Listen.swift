@@ -176,7 +176,7 @@ extension InstantAPI {
             let error = APIError.unauthorized("The token expired; reconnect with a new token.")
             return (SocketSyncRequest.failure(error, to: request.requestID), nil)
         }
-        if await events.isRevoked(listener) {
+        if events.isRevoked(listener) {
             let error = APIError.unauthorized("The token was revoked; get a new token.")
             return (SocketSyncRequest.failure(error, to: request.requestID), nil)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import InstantJSON
 import NIOCore
+import Synchronization
 
 /// The realtime side of the server: wakes the listeners of a layer when its revision goes up,
 /// keeps the list of users listening on each layer (presence), cuts off revoked tokens and holds
@@ -75,12 +76,20 @@ public actor LayerEvents {
         var tokenKey: String
         var tokenID: String?
         /// Wakes the listener; cheap and never blocking (the actor calls it).
-        var wake: @Sendable () -> Void
+        var wake: Wake
         /// Ends a listener that reads its wake-ups from a stream.
         var end: (@Sendable () -> Void)?
         var isRevoked = false
         /// The revision the listener last read changes after, when it receives records.
         var recordsSeen: Int64?
+    }
+
+    /// How a listener is woken.
+    private enum Wake {
+        /// A signal: the listener reads its state.
+        case signal(@Sendable () -> Void)
+        /// Its state, handed over.
+        case notify(@Sendable (State) -> Void)
     }
 
     private struct PublishedPresence {
@@ -119,6 +128,9 @@ public actor LayerEvents {
     private var listenerCountByToken: [String: Int] = [:]
     private var presence: [Layer: PublishedPresence] = [:]
     private var changeLogs: [Layer: ChangeLog] = [:]
+    /// The listeners whose token was revoked, readable without a hop to the actor (every sync
+    /// request on a WebSocket asks).
+    private let revokedListeners = Mutex<Set<UUID>>([])
     /// Who waits for the last listener to stop (``untilNoListeners(waitingAtMost:)``).
     private var waitingForNoListeners: [UUID: CheckedContinuation<Void, Never>] = [:]
 
@@ -161,7 +173,8 @@ public actor LayerEvents {
         let revoked = Set(ids)
         for (id, listener) in listeners where listener.tokenID.map(revoked.contains) == true {
             listeners[id]?.isRevoked = true
-            listener.wake()
+            revokedListeners.withLock { _ = $0.insert(id) }
+            wake(id)
         }
     }
 
@@ -199,24 +212,28 @@ public actor LayerEvents {
     {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = try register(
-            on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: { continuation.yield() },
+            on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: .signal({ continuation.yield() }),
             end: { continuation.finish() })
         return (id, stream)
     }
 
     /// Starts listening on a layer, as ``listen(on:token:isVisible:recordsAfter:)``, for a listener
-    /// without a task of its own: `wake` is called, on the actor, whenever the listener should read
-    /// its state, and must return at once (hand the work to the listener's event loop).
+    /// without a task of its own: whenever something happens on the layer, `notify` is called, on
+    /// the actor, with the listener's state (for a listener that receives records, the change
+    /// messages after the last revision it read or was notified of), and must return at once (hand
+    /// the work to the listener's event loop). A listener that could not use a state (its client
+    /// was not taking more) reads it again with ``state(of:listener:changesAfter:)``.
     public func listen(
         on layer: Layer, token: ClientToken, isVisible: Bool, recordsAfter since: Int64? = nil,
-        wake: @escaping @Sendable () -> Void
+        notify: @escaping @Sendable (State) -> Void
     ) throws(Refusal) -> UUID {
-        try register(on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: wake, end: nil)
+        try register(
+            on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: .notify(notify), end: nil)
     }
 
     private func register(
         on layer: Layer, token: ClientToken, isVisible: Bool, recordsAfter since: Int64?,
-        wake: @escaping @Sendable () -> Void, end: (@Sendable () -> Void)?
+        wake: Wake, end: (@Sendable () -> Void)?
     ) throws(Refusal) -> UUID {
         if let refusal = admissionProblem(on: layer, token: token) { throw refusal }
         let id = UUID()
@@ -259,6 +276,7 @@ public actor LayerEvents {
     /// Stops a listener; the others on its layer see the presence change.
     public func stopListening(_ id: UUID) {
         guard let listener = listeners.removeValue(forKey: id) else { return }
+        if listener.isRevoked { revokedListeners.withLock { _ = $0.remove(id) } }
         listener.end?()
         listenersByLayer[listener.layer]?.remove(id)
         let remaining = (listenerCountByToken[listener.tokenKey] ?? 1) - 1
@@ -300,7 +318,7 @@ public actor LayerEvents {
     }
 
     /// Whether a listener's token was revoked while it listened.
-    public func isRevoked(_ id: UUID) -> Bool { listeners[id]?.isRevoked ?? false }
+    public nonisolated func isRevoked(_ id: UUID) -> Bool { revokedListeners.withLock { $0.contains(id) } }
 
     /// The number of listeners on all layers.
     public var listenerCount: Int { listeners.count }
@@ -418,6 +436,25 @@ public actor LayerEvents {
     }
 
     private func wakeAll(on layer: Layer) {
-        for id in listenersByLayer[layer] ?? [] { listeners[id]?.wake() }
+        for id in listenersByLayer[layer] ?? [] { wake(id) }
+    }
+
+    /// Wakes a listener: a signal, or its state (its change messages after the last revision it
+    /// read or was notified of, which becomes the last one it was notified of).
+    private func wake(_ id: UUID) {
+        guard let listener = listeners[id] else { return }
+        switch listener.wake {
+        case .signal(let signal):
+            signal()
+        case .notify(let notify):
+            var state = state(of: listener.layer, listener: id)
+            if let seen = listener.recordsSeen {
+                // The listener may have been told a later revision than the actor knows (by an
+                // answer, or a revision without records): it picks what follows its own.
+                state.changes = Array(changeLogs[listener.layer]?.messages(newerThan: seen) ?? [])
+                if let last = state.changes.last?.revision { listeners[id]?.recordsSeen = last }
+            }
+            notify(state)
+        }
     }
 }

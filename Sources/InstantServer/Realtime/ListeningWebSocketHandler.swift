@@ -78,7 +78,7 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
                 let id = try await events.listen(
                     on: session.layer, token: session.token, isVisible: true,
                     recordsAfter: session.receivesRecords ? session.since : nil,
-                    wake: { loop.execute { handler.value.catchUp(readingStoredRevision: false) } })
+                    notify: { state in loop.execute { handler.value.notified(state) } })
                 loop.execute { handler.value.registered(id) }
             } catch {
                 // Another connection took the last place between the upgrade and now.
@@ -196,6 +196,18 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
                 }
             }
         }
+    }
+
+    /// What the layer's events handed over when something happened: sent at once, unless a
+    /// catch-up is reading meanwhile (it reads again after) or the listener is not registered yet
+    /// (registration catches up).
+    private func notified(_ state: LayerEvents.State) {
+        guard listener != nil else { return }
+        if isCatchingUp {
+            wokeMeanwhile = true
+            return
+        }
+        send(state, stored: nil)
     }
 
     /// Sends what `state` has that the client was not told. While the connection does not take

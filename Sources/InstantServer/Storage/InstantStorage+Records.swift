@@ -167,7 +167,9 @@ extension InstantStorage {
                     }
                 },
                 fail: { continuation.resume(throwing: $0) })
-            commitQueue.submit(job, to: key) { key, jobs in try await self.commitGroup(key, jobs) }
+            commitQueue.submit(job, to: key) { key, jobs, written in
+                try await self.commitGroup(key, jobs, written: written)
+            }
         }
     }
 
@@ -183,8 +185,12 @@ extension InstantStorage {
     ///    answers ask from, read once; each commit's answer from them;
     /// 5. the layer's revision, the push ids and the announcement written at once;
     ///
-    /// and after the commit, the observers and each commit's caller.
-    private func commitGroup(_ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job]) async throws {
+    /// and after the commit, the observers and each commit's caller, by the delivery it returns.
+    /// `written` is called once the statements are done, before the commit: the queue starts the
+    /// next group then.
+    private func commitGroup(
+        _ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job], written: @escaping @Sendable () -> Void
+    ) async throws -> LayerCommitQueue.Delivery {
         let (events, changes, deliveries) = try await backend.write { transaction in
             let (documentID, layerName) = (key.documentID, key.layer)
             guard let (layer, pageCount) = try await transaction.lockLayer(documentID: documentID, name: layerName)
@@ -227,10 +233,13 @@ extension InstantStorage {
                 revised.map { [.revisionChanged(documentID: documentID, layer: layerName, revision: $0)] } ?? []
             try await transaction.finishCommits(
                 documentID: documentID, layer: layerName, revision: revised, pushes: group.pushes, announcing: events)
+            written()
             return (events, group.changes, deliveries)
         }
-        await report(events, changes: changes)
-        for deliver in deliveries { deliver() }
+        return {
+            await self.report(events, changes: changes)
+            for deliver in deliveries { deliver() }
+        }
     }
 
     /// The records a commit wrote, each as it was last written in the commit, ordered by id (as

@@ -45,9 +45,15 @@ final class LayerCommitQueue: Sendable {
 
     private let queues = Mutex<[LayerKey: Queue]>([:])
 
-    /// Runs a group's transaction: locks the layer, runs `jobs` in order, commits, then delivers
-    /// their outcomes.
-    typealias Transaction = @Sendable (_ key: LayerKey, _ jobs: [Job]) async throws -> Void
+    /// Runs a group's transaction: locks the layer, runs `jobs` in order, calls `written` once
+    /// their statements are done (before the commit), commits; returns how to deliver their
+    /// outcomes. It may call `written` more than once, or not at all when it throws.
+    typealias Transaction =
+        @Sendable (_ key: LayerKey, _ jobs: [Job], _ written: @escaping @Sendable () -> Void) async throws
+        -> Delivery
+
+    /// Reports a committed group and delivers its commits' outcomes.
+    typealias Delivery = @Sendable () async -> Void
 
     /// Adds a commit to the layer's queue; the first commit of an idle layer starts its group at once.
     func submit(_ job: Job, to key: LayerKey, running transaction: @escaping Transaction) {
@@ -67,23 +73,79 @@ final class LayerCommitQueue: Sendable {
     }
 
     /// Runs groups until nothing waits on the layer.
-    private func drain(_ key: LayerKey, _ transaction: Transaction) async {
+    ///
+    /// The groups overlap: once a group's statements are written, the next group starts its
+    /// transaction, which the database holds until the one before committed (SQLite has one
+    /// writer; on PostgreSQL the layer's row lock waits), so that the next group is ready to run
+    /// the moment the one before ends instead of after its outcomes went out. Groups are reported
+    /// and delivered one after the other, in order.
+    private func drain(_ key: LayerKey, _ transaction: @escaping Transaction) async {
+        var delivering: Task<Void, Never>?
         while true {
-            let group = queues.withLock { queues -> [Job] in
-                let waiting = queues[key]?.waiting ?? []
-                if waiting.isEmpty {
-                    queues[key] = nil
-                } else {
-                    queues[key]?.waiting = []
+            var group = take(from: key, endingIfEmpty: false)
+            if group.isEmpty {
+                // The layer's last report goes out before another drain of it may start.
+                await delivering?.value
+                delivering = nil
+                group = take(from: key, endingIfEmpty: true)
+                if group.isEmpty { return }
+            }
+            let written = Signal()
+            let previous = delivering
+            delivering = Task {
+                let delivery: Delivery
+                do {
+                    delivery = try await transaction(key, group, written.fire)
+                } catch {
+                    written.fire()
+                    await previous?.value
+                    for job in group { job.fail(error) }
+                    return
                 }
-                return waiting
+                written.fire()
+                await previous?.value
+                await delivery()
             }
-            guard !group.isEmpty else { return }
-            do {
-                try await transaction(key, group)
-            } catch {
-                for job in group { job.fail(error) }
+            await written.wait()
+        }
+    }
+
+    /// The commits waiting on the layer; when there are none and `endingIfEmpty`, the layer's
+    /// queue ends (the next commit starts a new drain).
+    private func take(from key: LayerKey, endingIfEmpty: Bool) -> [Job] {
+        queues.withLock { queues in
+            let waiting = queues[key]?.waiting ?? []
+            if waiting.isEmpty {
+                if endingIfEmpty { queues[key] = nil }
+            } else {
+                queues[key]?.waiting = []
             }
+            return waiting
+        }
+    }
+}
+
+/// Fired once: a waiting task goes on once it has been (at once if it was before).
+private final class Signal: Sendable {
+    private let state = Mutex<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func fire() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.fired else { return nil }
+            state.fired = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let fired = state.withLock { state in
+                if !state.fired { state.waiter = continuation }
+                return state.fired
+            }
+            if fired { continuation.resume() }
         }
     }
 }

@@ -14,10 +14,25 @@ struct Listener {
     private let outgoing: AsyncStream<Outgoing>.Continuation
     let task: Task<Void, Never>
 
-    /// Connects listener number `index`; `onMessage` gets every message with its arrival time.
+    /// Connects to `url`; `onMessage` gets every text message that is JSON, parsed, with its
+    /// arrival time.
     init(
         url: String,
         onMessage: @escaping @Sendable (JSONValue, UInt64) async -> Void,
+        onFailure: @escaping @Sendable (any Error) async -> Void
+    ) {
+        self.init(
+            url: url,
+            onText: { text, time in
+                if let value = try? JSONValue(parsing: text) { await onMessage(value, time) }
+            },
+            onFailure: onFailure)
+    }
+
+    /// Connects to `url`; `onText` gets every text message as it came, with its arrival time.
+    init(
+        url: String,
+        onText: @escaping @Sendable (String, UInt64) async -> Void,
         onFailure: @escaping @Sendable (any Error) async -> Void
     ) {
         let (sends, outgoing) = AsyncStream<Outgoing>.makeStream()
@@ -31,9 +46,7 @@ struct Listener {
                         group.addTask {
                             for try await message in inbound.messages(maxSize: 1 << 20) {
                                 let now = DispatchTime.now().uptimeNanoseconds
-                                if case .text(let text) = message, let value = try? JSONValue(parsing: text) {
-                                    await onMessage(value, now)
-                                }
+                                if case .text(let text) = message { await onText(text, now) }
                             }
                         }
                         group.addTask {

@@ -36,6 +36,10 @@ struct SyncBenchmark: AsyncParsableCommand {
     var applyingRounds = 100
     @Flag(help: "Measure only the latency until every listener applied a change.")
     var applyingOnly = false
+    @Flag(help: "Measure only the push throughput (for profiling the server's push path).")
+    var throughputOnly = false
+    @Option(parsing: .upToNextOption, help: "Changes per push for the throughput.")
+    var changesPerPush: [Int] = [1, 100]
     @Option(help: "Concurrent writers for the throughput.")
     var writers = 10
     @Option(help: "Idle listening WebSockets for the memory figure (0 skips it).")
@@ -86,7 +90,7 @@ struct SyncBenchmark: AsyncParsableCommand {
         let target = api.server
         print("server \(target.baseURL), \(ProcessInfo.processInfo.activeProcessorCount) cores")
 
-        for count in applying {
+        for count in throughputOnly ? [] : applying {
             for mode in EveryListenerApplies.Mode.allCases {
                 let result = try await EveryListenerApplies.measure(
                     api: api, mode: mode, listeners: count, rounds: applyingRounds)
@@ -102,10 +106,12 @@ struct SyncBenchmark: AsyncParsableCommand {
         }
         if applyingOnly { return }
 
-        let floor = try await WebSocketEcho.roundTrips(count: 2_000)
-        print(String(format: "raw WebSocket echo on loopback: p50 %.3f ms, p99 %.3f ms", floor.p50, floor.p99))
+        if !throughputOnly {
+            let floor = try await WebSocketEcho.roundTrips(count: 2_000)
+            print(String(format: "raw WebSocket echo on loopback: p50 %.3f ms, p99 %.3f ms", floor.p50, floor.p99))
+        }
 
-        for count in listeners {
+        for count in throughputOnly ? [] : listeners {
             let result = try await Propagation.measure(api: api, listeners: count, rounds: rounds)
             print(
                 String(
@@ -114,17 +120,20 @@ struct SyncBenchmark: AsyncParsableCommand {
                     count, result.poke.p50, result.poke.p99, result.applied.p50, result.applied.p99))
         }
 
-        for batch in [1, 100] {
-            let rate = try await Throughput.measure(api: api, writers: writers, changesPerPush: batch)
+        for batch in changesPerPush {
+            let overHTTP = try await Throughput.measure(api: api, writers: writers, changesPerPush: batch)
+            let onSockets = try await Throughput.measureOnSockets(api: api, writers: writers, changesPerPush: batch)
             let raw = try RawSQLite.rate(rowsPerCommit: batch)
-            print(
-                String(
-                    format:
-                        "throughput, %3d-change pushes, %d writers: %.0f changes/s (raw SQLite %.0f rows/s: %.0f%%)",
-                    batch, writers, rate, raw, rate / raw * 100))
+            for (rate, transport) in [(overHTTP, "over HTTP"), (onSockets, "on WebSockets")] {
+                print(
+                    String(
+                        format: "throughput, %3d-change pushes %@, %d writers: %.0f changes/s "
+                            + "(raw SQLite %.0f rows/s: %.0f%%)",
+                        batch, transport, writers, rate, raw, rate / raw * 100))
+            }
         }
 
-        if idle > 0 {
+        if idle > 0 && !throughputOnly {
             let memory = try await IdleListeners.measure(api: api, count: idle)
             print(
                 String(
@@ -170,16 +179,7 @@ struct BenchAPI: Sendable {
         let bytes = try await sendRaw(
             .POST, path, body: body.serialized(), authorization: "Token token=\"\(token)\"",
             contentType: "application/json")
-        let prefix = Array(#"{"revision":"#.utf8)
-        let head = bytes.getBytes(at: bytes.readerIndex, length: min(bytes.readableBytes, 96)) ?? []
-        guard String(decoding: head, as: UTF8.self).contains(#""rejected":[],"#) else {
-            throw BenchmarkError("The server rejected changes of a push: \(String(decoding: head, as: UTF8.self))…")
-        }
-        guard head.starts(with: prefix),
-            let value = Int64(
-                String(decoding: head.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ",") }, as: UTF8.self))
-        else { throw BenchmarkError("A sync answer does not start with its revision.") }
-        return value
+        return try SyncAnswerHead.revision(of: bytes.readableBytesView)
     }
 
     func send(_ method: HTTPMethod, _ path: String, body: Data, authorization: String, contentType: String)
@@ -205,6 +205,24 @@ struct BenchAPI: Sendable {
             throw BenchmarkError("\(method) \(path): \(response.status) \(String(buffer: bytes))")
         }
         return bytes
+    }
+}
+
+/// The start of a sync answer, `{"revision":R,"reset":…,"pushId":…,"rejected":[],…`, read without
+/// parsing the records after it.
+enum SyncAnswerHead {
+    /// The answer's revision; throws when the answer does not start as a sync answer or rejected
+    /// changes of its push (a benchmark counting pushes must not count those).
+    static func revision(of answer: some Collection<UInt8>) throws -> Int64 {
+        let head = String(decoding: answer.prefix(96), as: UTF8.self)
+        guard head.contains(#""rejected":[],"#) else {
+            throw BenchmarkError("The server rejected changes of a push: \(head)…")
+        }
+        let prefix = #"{"revision":"#
+        guard head.hasPrefix(prefix),
+            let value = Int64(head.dropFirst(prefix.count).prefix { $0 != "," })
+        else { throw BenchmarkError("A sync answer does not start with its revision: \(head)…") }
+        return value
     }
 }
 

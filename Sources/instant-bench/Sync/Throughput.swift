@@ -7,7 +7,7 @@ enum Throughput {
     static func measure(api: BenchAPI, writers: Int, changesPerPush: Int) async throws -> Double {
         let document = try await api.newDocument()
         let token = try await api.server.token(document: document, user: "w")
-        let pushesPerWriter = changesPerPush == 1 ? 300 : 30
+        let pushesPerWriter = changesPerPush == 1 ? 1_000 : 30
         // One warm-up push per writer opens its connection.
         for writer in 0..<writers {
             _ = try await api.sync(
@@ -31,6 +31,67 @@ enum Throughput {
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return Double(writers * pushesPerWriter * changesPerPush) / seconds
+    }
+}
+
+extension Throughput {
+    /// As ``measure(api:writers:changesPerPush:)``, each writer sending its pushes on a listening
+    /// WebSocket of its own (`changes=records`, as the SDK listens and pushes) and reading their
+    /// answers there; it leaves the change messages of the other writers' pushes aside.
+    static func measureOnSockets(api: BenchAPI, writers: Int, changesPerPush: Int) async throws -> Double {
+        let document = try await api.newDocument()
+        let token = try await api.server.token(document: document, user: "w")
+        let url =
+            api.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
+            + "/i/d/\(document)/listen?since=0&changes=records&jwt=\(token)"
+        let pushesPerWriter = changesPerPush == 1 ? 1_000 : 30
+        var sockets: [(socket: Listener, answers: AsyncStream<String>)] = []
+        for writer in 0..<writers {
+            let (answers, answered) = AsyncStream<String>.makeStream()
+            let socket = Listener(
+                url: url,
+                onText: { text, _ in if text.hasPrefix(#"{"requestId":"#) { answered.yield(text) } },
+                onFailure: { _ in answered.finish() })
+            sockets.append((socket, answers))
+            // One warm-up push per writer opens its connection.
+            _ = try await push(
+                on: socket, answers: answers, writer: writer, pushID: 1, base: 0, ids: ["warm-\(writer)"])
+        }
+        defer { for (socket, _) in sockets { socket.stop() } }
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (writer, (socket, answers)) in sockets.enumerated() {
+                group.addTask {
+                    var base: Int64 = 0
+                    for push in 0..<pushesPerWriter {
+                        base = try await Self.push(
+                            on: socket, answers: answers, writer: writer, pushID: Int64(push + 2), base: base,
+                            ids: (0..<changesPerPush).map { "w\(writer)-\(push)-\($0)" })
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        for (socket, _) in sockets { await socket.close() }
+        return Double(writers * pushesPerWriter * changesPerPush) / seconds
+    }
+
+    /// Sends one push on a writer's socket and returns its answer's revision.
+    private static func push(
+        on socket: Listener, answers: AsyncStream<String>, writer: Int, pushID: Int64, base: Int64, ids: [String]
+    ) async throws -> Int64 {
+        let body = notePush(client: "w\(writer)", pushID: pushID, base: base, ids: ids)
+        socket.send(JSONValue.object(["requestId": .integer(pushID), "sync": body]).serializedString())
+        var iterator = answers.makeAsyncIterator()
+        guard let answer = await iterator.next() else {
+            throw BenchmarkError("Writer \(writer)'s WebSocket closed.")
+        }
+        let prefix = #"{"requestId":\#(pushID),"answer":"#
+        guard answer.hasPrefix(prefix) else {
+            throw BenchmarkError("A push on a WebSocket failed: \(answer.prefix(300))")
+        }
+        return try SyncAnswerHead.revision(of: answer.utf8.dropFirst(prefix.utf8.count))
     }
 }
 

@@ -51,49 +51,54 @@ public final class SQLiteBackend: StorageBackend {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
         -> T
     {
-        try await run(body) { pool, serve in try await pool.write(serve) }
+        try await run(body) { pool, bridge in
+            pool.asyncWrite({ db in try bridge.serve(db) }, completion: { _, result in bridge.ended(result) })
+        }
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
         -> T
     {
-        try await run(body) { pool, serve in try await pool.read(serve) }
+        try await run(body) { pool, bridge in
+            pool.asyncRead { database in
+                bridge.ended(Result { try bridge.serve(try database.get()) })
+            }
+        }
     }
 
     public func checkHealth() async throws {
         try await read { transaction in _ = try await transaction.isTokenRevoked(id: "") }
     }
 
-    /// Runs `body` against one GRDB transaction, kept open by a bridge while `body` runs.
+    /// Runs `body` against one GRDB transaction, kept open by a bridge while `body` runs. `open`
+    /// hands the bridge's serving closure to GRDB's queue at once (no task in between) and tells the
+    /// bridge when GRDB ended the transaction.
     private func run<T: Sendable>(
         _ body: @escaping @Sendable (any StorageTransaction) async throws -> T,
-        transaction open:
-            @escaping @Sendable (DatabasePool, @escaping @Sendable (Database) throws -> Void)
-            async throws -> Void
+        transaction open: (DatabasePool, SQLiteTransactionBridge) -> Void
     ) async throws -> T {
         let bridge = SQLiteTransactionBridge()
-        let pool = self.pool
-        // Not a child task: cancelling the caller must not keep GRDB from opening the transaction
-        // that the caller's primitives wait for.
-        let server = Task {
-            do {
-                try await open(pool) { db in try bridge.serve(db) }
-            } catch {
-                bridge.abandon(because: error)
-                throw error
-            }
-        }
+        open(pool, bridge)
+        // `body` runs on the bridge (the transaction's thread) and ends the transaction there, so
+        // that its serving closure returns without waiting for another thread.
         let value: T
         do {
-            value = try await body(SQLiteTransaction(bridge: bridge))
+            value = try await withTaskExecutorPreference(bridge) {
+                do {
+                    let value = try await body(SQLiteTransaction(bridge: bridge))
+                    bridge.finish(commit: true)
+                    return value
+                } catch {
+                    bridge.finish(commit: false)
+                    throw error
+                }
+            }
         } catch {
-            bridge.finish(commit: false)
-            _ = await server.result
+            try? await bridge.end()
             throw Self.storageError(error)
         }
-        bridge.finish(commit: true)
         do {
-            try await server.value
+            try await bridge.end()
         } catch {
             throw Self.storageError(error)
         }
