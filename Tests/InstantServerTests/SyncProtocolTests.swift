@@ -149,12 +149,20 @@ struct SyncProtocolTests {
                 put("bad", noteContent(page: 7)),
                 put("img", image),
                 put("good", noteContent()),
+                put("negative", noteContent(page: -1)),
             ])
-            #expect(reply.rejections == ["bad": "invalidRecord", "img": "missingAttachment"])
+            #expect(
+                reply.rejections == ["bad": "invalidRecord", "img": "missingAttachment", "negative": "invalidRecord"])
             #expect(reply.records["good"]?["deleted"] == nil)
             #expect(reply.records["bad"]?["deleted"] == true, "the client learns to drop its rejected creation")
-            let reason = reply.json?["rejected"]?.arrayValue?.first?["reason"]?.stringValue
-            #expect(reason?.contains("pageIndex") == true)
+            let reasons = Dictionary(
+                uniqueKeysWithValues: (reply.json?["rejected"]?.arrayValue ?? []).compactMap { item in
+                    item["id"]?.stringValue.map { ($0, item["reason"]?.stringValue ?? "") }
+                })
+            // The page is checked against the document's pages in the transaction; the rest of the
+            // record before it.
+            #expect(reasons["bad"]?.contains("pageIndex: 7 is past the document's last page") == true)
+            #expect(reasons["negative"]?.contains("pageIndex: expected an integer ≥ 0") == true)
 
             let upload = try await client.request(
                 .put, "/i/d/\(id)/attachments/\(Attachment.key(for: Data("png".utf8)))",

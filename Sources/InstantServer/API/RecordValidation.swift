@@ -5,7 +5,9 @@ import InstantJSON
 /// document's page count and the id rules of its paths.
 enum RecordValidation {
     /// The problem with a record, or `nil` if it is acceptable. `path` names the record in messages.
-    static func problem(kind: RecordKind, content: JSONValue, pageCount: Int, path: String) -> String? {
+    /// Without a `pageCount`, a page index is checked to be one, not to be on a page of the
+    /// document (``pageRangeProblem(kind:content:pageCount:path:)`` does that later).
+    static func problem(kind: RecordKind, content: JSONValue, pageCount: Int?, path: String) -> String? {
         guard let object = content.objectValue else { return "\(path): expected an object" }
         let errors: [InstantJSONError]
         switch kind {
@@ -40,11 +42,19 @@ enum RecordValidation {
         return nil
     }
 
-    private static func pageProblem(_ object: [String: JSONValue], pageCount: Int, path: String) -> String? {
+    /// For a record that ``problem(kind:content:pageCount:path:)`` accepted without a page count:
+    /// whether its page index is past the document's last page.
+    static func pageRangeProblem(kind: RecordKind, content: JSONValue, pageCount: Int, path: String) -> String? {
+        guard kind == .annotation || kind == .comment, let object = content.objectValue, object["pageIndex"] != nil
+        else { return nil }
+        return pageProblem(object, pageCount: pageCount, path: path)
+    }
+
+    private static func pageProblem(_ object: [String: JSONValue], pageCount: Int?, path: String) -> String? {
         guard let page = object["pageIndex"]?.integerValue, page >= 0 else {
             return "\(path).pageIndex: expected an integer ≥ 0"
         }
-        if page >= pageCount {
+        if let pageCount, page >= pageCount {
             return "\(path).pageIndex: \(page) is past the document's last page (it has \(pageCount) pages)"
         }
         return nil

@@ -12,6 +12,37 @@ struct SyncPlanner: Sendable {
     /// The largest record that may be stored, in bytes of its serialized Instant JSON.
     let maxRecordSize: Int
     let now: Date
+    /// What the planner works out for each change, by index, when it is made, before the
+    /// transaction (`nil` for a deletion): what is wrong with its content on its own (the
+    /// transaction checks only the page index against the document's pages), and the record it
+    /// stores if it creates one.
+    private let prepared: [Prepared?]
+
+    private struct Prepared {
+        var problem: String?
+        /// The content with the server's fields for a new record, and its JSON.
+        var created: (content: JSONValue, json: Data)?
+    }
+
+    init(
+        token: ClientToken, request: SyncRequest, availableAttachments: Set<String>, maxRecordSize: Int, now: Date
+    ) {
+        self.token = token
+        self.request = request
+        self.availableAttachments = availableAttachments
+        self.maxRecordSize = maxRecordSize
+        self.now = now
+        prepared = request.changes.map { [now, token] change in
+            guard case .put(let content, _) = change.operation else { return nil }
+            if let problem = RecordValidation.problem(
+                kind: change.kind, content: content, pageCount: nil, path: "content")
+            {
+                return Prepared(problem: problem)
+            }
+            let created = Self.assignServerFields(content, kind: change.kind, previous: nil, now: now, token: token)
+            return Prepared(created: (created, created.serialized()))
+        }
+    }
 
     /// What the planner knows about a record: as stored, or as put earlier in the same push.
     private struct Known {
@@ -44,7 +75,7 @@ struct SyncPlanner: Sendable {
             }
         }
 
-        for change in request.changes {
+        for (index, change) in request.changes.enumerated() {
             func reject(_ code: SyncRejection.Code, _ reason: String) {
                 rejections.append(SyncRejection(id: change.id, kind: change.kind, code: code, reason: reason))
             }
@@ -69,8 +100,9 @@ struct SyncPlanner: Sendable {
                     reject(.kindMismatch, "The id '\(change.id)' belongs to a \(existing.kind), not a \(change.kind).")
                     continue
                 }
-                if let problem = RecordValidation.problem(
-                    kind: change.kind, content: content, pageCount: pageCount, path: "content")
+                if let problem = prepared[index]?.problem
+                    ?? RecordValidation.pageRangeProblem(
+                        kind: change.kind, content: content, pageCount: pageCount, path: "content")
                 {
                     reject(.invalidRecord, problem)
                     continue
@@ -101,8 +133,15 @@ struct SyncPlanner: Sendable {
                     reject(.permissionDenied, denial)
                     continue
                 }
-                let fields = assignServerFields(content, kind: change.kind, previous: live?.content)
-                let stored = fields.serialized()
+                let (fields, stored) =
+                    if live == nil, let created = prepared[index]?.created {
+                        created
+                    } else {
+                        Self.assignServerFields(
+                            content, kind: change.kind, previous: live?.content, now: now, token: token
+                        )
+                        .withJSON()
+                    }
                 if stored.count > maxRecordSize {
                     reject(
                         .recordTooLarge,
@@ -212,7 +251,9 @@ struct SyncPlanner: Sendable {
     /// The record with the fields the server decides, for annotations and comments: `createdAt`
     /// (kept from the first version), `updatedAt` (now) and `creatorName` (the token's
     /// `creator_name` on creation, unchanged by edits).
-    private func assignServerFields(_ content: JSONValue, kind: RecordKind, previous: JSONValue?) -> JSONValue {
+    private static func assignServerFields(
+        _ content: JSONValue, kind: RecordKind, previous: JSONValue?, now: Date, token: ClientToken
+    ) -> JSONValue {
         guard kind == .annotation || kind == .comment, case .object(var object) = content else { return content }
         let stamp = JSONValue.string(InstantDate.string(from: now))
         object["updatedAt"] = stamp
@@ -235,4 +276,9 @@ struct SyncPlanner: Sendable {
         default: nil
         }
     }
+}
+
+extension JSONValue {
+    /// The value with its serialized JSON.
+    fileprivate func withJSON() -> (JSONValue, Data) { (self, serialized()) }
 }

@@ -48,13 +48,16 @@ enum PostgresSync {
                         count, name, result.poke.p50, result.poke.p99, result.applied.p50, result.applied.p99))
             }
         }
-        let rate = try await Throughput.measure(api: a, writers: writers, changesPerPush: 1)
+        let overHTTP = try await Throughput.measure(api: a, writers: writers, changesPerPush: 1)
+        let onSockets = try await Throughput.measureOnSockets(api: a, writers: writers, changesPerPush: 1)
         let raw = try await RawPostgres.rate(url: url, writers: writers)
-        print(
-            String(
-                format: "throughput, 1-change pushes, %d writers, one layer: %.0f changes/s "
-                    + "(raw PostgreSQL %.0f single-row commits/s from %d connections: %.0f%%)",
-                writers, rate, raw, writers, rate / raw * 100))
+        for (rate, transport) in [(overHTTP, "over HTTP"), (onSockets, "on WebSockets")] {
+            print(
+                String(
+                    format: "throughput, 1-change pushes %@, %d writers, one layer: %.0f changes/s "
+                        + "(raw PostgreSQL %.0f single-row commits/s from %d connections: %.0f%%)",
+                    transport, writers, rate, raw, writers, rate / raw * 100))
+        }
         let oneNode = try await Throughput.measureLayers(apis: [a], layers: 10, writers: writers)
         let twoNodes = try await Throughput.measureLayers(apis: [a, b], layers: 10, writers: writers)
         print(

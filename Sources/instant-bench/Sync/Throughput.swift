@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import InstantJSON
+import Synchronization
 
 /// Changes per second the server accepts from concurrent writers.
 enum Throughput {
@@ -36,8 +37,10 @@ enum Throughput {
 
 extension Throughput {
     /// As ``measure(api:writers:changesPerPush:)``, each writer sending its pushes on a listening
-    /// WebSocket of its own (`changes=records`, as the SDK listens and pushes) and reading their
-    /// answers there; it leaves the change messages of the other writers' pushes aside.
+    /// WebSocket of its own (`changes=records`) and reading their answers there. As the SDK does, a
+    /// writer's revision moves with its answers and with the change messages that follow it (their
+    /// records are left aside, as the HTTP writers leave their answers' records), and each push
+    /// asks the changes after it.
     static func measureOnSockets(api: BenchAPI, writers: Int, changesPerPush: Int) async throws -> Double {
         let document = try await api.newDocument()
         let token = try await api.server.token(document: document, user: "w")
@@ -45,53 +48,98 @@ extension Throughput {
             api.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
             + "/i/d/\(document)/listen?since=0&changes=records&jwt=\(token)"
         let pushesPerWriter = changesPerPush == 1 ? 1_000 : 30
-        var sockets: [(socket: Listener, answers: AsyncStream<String>)] = []
+        var writerSockets: [SocketWriter] = []
         for writer in 0..<writers {
-            let (answers, answered) = AsyncStream<String>.makeStream()
-            let socket = Listener(
-                url: url,
-                onText: { text, _ in if text.hasPrefix(#"{"requestId":"#) { answered.yield(text) } },
-                onFailure: { _ in answered.finish() })
-            sockets.append((socket, answers))
+            let socket = SocketWriter(url: url, writer: writer)
+            writerSockets.append(socket)
             // One warm-up push per writer opens its connection.
-            _ = try await push(
-                on: socket, answers: answers, writer: writer, pushID: 1, base: 0, ids: ["warm-\(writer)"])
+            try await socket.push(pushID: 1, ids: ["warm-\(writer)"])
         }
-        defer { for (socket, _) in sockets { socket.stop() } }
+        defer { for socket in writerSockets { socket.socket.stop() } }
         let start = DispatchTime.now().uptimeNanoseconds
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for (writer, (socket, answers)) in sockets.enumerated() {
+            for (writer, socket) in writerSockets.enumerated() {
                 group.addTask {
-                    var base: Int64 = 0
                     for push in 0..<pushesPerWriter {
-                        base = try await Self.push(
-                            on: socket, answers: answers, writer: writer, pushID: Int64(push + 2), base: base,
-                            ids: (0..<changesPerPush).map { "w\(writer)-\(push)-\($0)" })
+                        try await socket.push(
+                            pushID: Int64(push + 2), ids: (0..<changesPerPush).map { "w\(writer)-\(push)-\($0)" })
                     }
                 }
             }
             try await group.waitForAll()
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        for (socket, _) in sockets { await socket.close() }
+        for socket in writerSockets { await socket.socket.close() }
         return Double(writers * pushesPerWriter * changesPerPush) / seconds
     }
 
-    /// Sends one push on a writer's socket and returns its answer's revision.
-    private static func push(
-        on socket: Listener, answers: AsyncStream<String>, writer: Int, pushID: Int64, base: Int64, ids: [String]
-    ) async throws -> Int64 {
-        let body = notePush(client: "w\(writer)", pushID: pushID, base: base, ids: ids)
-        socket.send(JSONValue.object(["requestId": .integer(pushID), "sync": body]).serializedString())
-        var iterator = answers.makeAsyncIterator()
-        guard let answer = await iterator.next() else {
-            throw BenchmarkError("Writer \(writer)'s WebSocket closed.")
+    /// A writer living on its listening WebSocket.
+    private final class SocketWriter: Sendable {
+        let socket: Listener
+        let writer: Int
+        private let answers: AsyncStream<String>
+        /// The revision the writer has, as the server told it.
+        private let revision = Told()
+
+        init(url: String, writer: Int) {
+            self.writer = writer
+            let (answers, answered) = AsyncStream<String>.makeStream()
+            self.answers = answers
+            let revision = self.revision
+            socket = Listener(
+                url: url,
+                onText: { text, _ in
+                    // Messages come in the order the server told them: an answer brings the writer
+                    // to its revision, a change message that follows the writer's revision to its own.
+                    if text.hasPrefix(#"{"requestId":"#) {
+                        if let start = text.utf8.firstRange(of: #""answer":"#.utf8)?.upperBound,
+                            let told = try? SyncAnswerHead.revision(of: text.utf8[start...])
+                        {
+                            revision.value.withLock { $0 = told }
+                        }
+                        answered.yield(text)
+                    } else if let (since, next) = Self.changeMessageRevisions(text) {
+                        revision.value.withLock { if $0 == since { $0 = next } }
+                    }
+                },
+                onFailure: { _ in answered.finish() })
         }
-        let prefix = #"{"requestId":\#(pushID),"answer":"#
-        guard answer.hasPrefix(prefix) else {
-            throw BenchmarkError("A push on a WebSocket failed: \(answer.prefix(300))")
+
+        /// Sends one push from the writer's revision and waits for its answer.
+        func push(pushID: Int64, ids: [String]) async throws {
+            let base = revision.value.withLock { $0 }
+            let body = notePush(client: "w\(writer)", pushID: pushID, base: base, ids: ids)
+            socket.send(JSONValue.object(["requestId": .integer(pushID), "sync": body]).serializedString())
+            var iterator = answers.makeAsyncIterator()
+            guard let answer = await iterator.next() else {
+                throw BenchmarkError("Writer \(writer)'s WebSocket closed.")
+            }
+            let prefix = #"{"requestId":\#(pushID),"answer":"#
+            guard answer.hasPrefix(prefix) else {
+                throw BenchmarkError("A push on a WebSocket failed: \(answer.prefix(300))")
+            }
+            _ = try SyncAnswerHead.revision(of: answer.utf8.dropFirst(prefix.utf8.count))
         }
-        return try SyncAnswerHead.revision(of: answer.utf8.dropFirst(prefix.utf8.count))
+
+        /// A revision shared by the socket's reader and the pushes.
+        private final class Told: Sendable {
+            let value = Mutex<Int64>(0)
+        }
+
+        /// `since` and `revision` of a change message, `{"revision":M,"since":L,"records":[...]}`.
+        private static func changeMessageRevisions(_ text: String) -> (since: Int64, revision: Int64)? {
+            let head = text.utf8.prefix(64)
+            guard head.starts(with: #"{"revision":"#.utf8),
+                let comma = head.firstIndex(of: UInt8(ascii: ",")),
+                let revision = Int64(
+                    String(decoding: head[head.index(head.startIndex, offsetBy: 12)..<comma], as: UTF8.self)),
+                head[comma...].starts(with: #","since":"#.utf8)
+            else { return nil }
+            let sinceStart = head.index(comma, offsetBy: 9)
+            let sinceDigits = head[sinceStart...].prefix { $0 != UInt8(ascii: ",") }
+            guard let since = Int64(String(decoding: sinceDigits, as: UTF8.self)) else { return nil }
+            return (since, revision)
+        }
     }
 }
 
