@@ -173,26 +173,15 @@ public func buildInstantRouters(
         layer.post("annotations/{annotationID}/comments", use: api.createComments)
     }
 
-    let clientVerifier = verifier
-    let client = router.group("i/d/{documentID}")
+    let client = router.group("i/d/{documentID}").add(middleware: ClientTokenMiddleware(api: api, verifier: verifier))
     for layer in [client, client.group("l/{layerName}")] {
-        layer.get("pdf") { request, context in try await api.clientPDF(request, context, verifier: clientVerifier) }
-        layer.get("document.pdf") { request, context in
-            try await api.clientExportedPDF(request, context, verifier: clientVerifier)
-        }
-        layer.get("snapshot") { request, context in
-            try await api.clientSnapshot(request, context, verifier: clientVerifier)
-        }
-        layer.post("sync") { request, context in try await api.sync(request, context, verifier: clientVerifier) }
-        layer.get("listen") { request, context in
-            try await api.listenLongPoll(request, context, verifier: clientVerifier)
-        }
-        layer.put("attachments/{attachmentID}") { request, context in
-            try await api.clientUploadAttachment(request, context, verifier: clientVerifier)
-        }
-        layer.get("attachments/{attachmentID}") { request, context in
-            try await api.clientDownloadAttachment(request, context, verifier: clientVerifier)
-        }
+        layer.get("pdf", use: api.clientPDF)
+        layer.get("document.pdf", use: api.clientExportedPDF)
+        layer.get("snapshot", use: api.clientSnapshot)
+        layer.post("sync", use: api.sync)
+        layer.get("listen", use: api.listenLongPoll)
+        layer.put("attachments/{attachmentID}", use: api.clientUploadAttachment)
+        layer.get("attachments/{attachmentID}", use: api.clientDownloadAttachment)
     }
 
     try await ViewerRoutes(api: api, configuration: configuration.viewer).register(on: router)
@@ -200,6 +189,7 @@ public func buildInstantRouters(
     // After every route: it wraps only the router's 404 answer.
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
 
+    let clientVerifier = verifier
     let listening = ListeningEndpoint(
         admit: { request, _ in await api.admitListener(request, verifier: clientVerifier) },
         events: events,

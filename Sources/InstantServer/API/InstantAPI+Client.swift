@@ -3,106 +3,20 @@ import Hummingbird
 import InstantJSON
 
 extension InstantAPI {
-    /// Verifies the request's client token for the route's document and layer.
-    /// - Parameter permissions: The token needs at least one of these.
-    func authorizeClient(
-        _ request: Request,
-        _ context: InstantRequestContext,
-        verifier: ClientTokenVerifier?,
-        anyOf permissions: [String]
-    ) async throws -> (token: ClientToken, documentID: String, layer: String) {
-        let token = try await authorizeClient(
-            request, documentID: try documentID(context), layer: try layerName(context), verifier: verifier,
-            anyOf: permissions)
-        return (token, token.documentID, token.layer)
-    }
-
-    /// Verifies the request's client token for a document and layer named by the caller.
-    func authorizeClient(
-        _ request: Request,
-        documentID: String,
-        layer: String,
-        verifier: ClientTokenVerifier?,
-        anyOf permissions: [String]
-    ) async throws -> ClientToken {
-        do {
-            guard let verifier else {
-                throw ClientTokenError(
-                    .invalidConfiguration,
-                    "The server has no JWT public key configured; start it with JWT_PUBLIC_KEY and JWT_ALGORITHM."
-                )
-            }
-            let presented =
-                request.headers[.authorization].flatMap(AuthorizationHeader.token(from:))
-                ?? request.uri.queryParameters["jwt"].map(String.init)
-            guard let presented, !presented.isEmpty else {
-                throw ClientTokenError(
-                    .missing,
-                    "This route needs a JWT: send 'Authorization: Token token=\"<jwt>\"' or ?jwt=<jwt>."
-                )
-            }
-            let token = try await verifier.verify(presented)
-            guard token.documentID == documentID else {
-                throw ClientTokenError(
-                    .wrongDocument,
-                    "The token is for document '\(token.documentID)', not '\(documentID)'."
-                )
-            }
-            guard token.layer == layer else {
-                throw ClientTokenError(
-                    .wrongLayer,
-                    "The token is for layer '\(token.layer)', not '\(layer)'."
-                )
-            }
-            guard permissions.contains(where: token.allows) else {
-                throw ClientTokenError(
-                    .permissionDenied,
-                    "The token lacks the permission \(permissions.map { "'\($0)'" }.joined(separator: " or "))."
-                )
-            }
-            return token
-        } catch let error as ClientTokenError {
-            let status: HTTPResponse.Status =
-                switch error.code {
-                case .missing: .unauthorized
-                case .invalidConfiguration: .internalServerError
-                default: .forbidden
-                }
-            throw APIError(status, error.message)
-        }
-    }
-
     /// `GET /i/d/{documentID}[/l/{layer}]/pdf`: the uploaded PDF for a client (needs `download` or
     /// `read-document`); all layers share the document's one PDF.
-    func clientPDF(
-        _ request: Request,
-        _ context: InstantRequestContext,
-        verifier: ClientTokenVerifier?
-    ) async throws -> Response {
-        let (_, documentID, _) = try await authorizeClient(
-            request,
-            context,
-            verifier: verifier,
-            anyOf: ["download", "read-document"]
-        )
-        let document = try await requireDocument(documentID)
+    func clientPDF(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let token = try context.clientToken(allowing: ["download", "read-document"])
+        let document = try await requireDocument(token.documentID)
         return try await pdfResponse(document, request: request)
     }
 
     /// `GET /i/d/{documentID}[/l/{layer}]/snapshot`: the layer's revision and live records, the
     /// download a client does before its first sync. A named layer never written mirrors the base
     /// records.
-    func clientSnapshot(
-        _ request: Request,
-        _ context: InstantRequestContext,
-        verifier: ClientTokenVerifier?
-    ) async throws -> Response {
-        let (token, documentID, layer) = try await authorizeClient(
-            request,
-            context,
-            verifier: verifier,
-            anyOf: ["read-document"]
-        )
+    func clientSnapshot(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let token = try context.clientToken(allowing: ["read-document"])
+        let (documentID, layer) = (token.documentID, token.layer)
         _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
         // One consistent read: every record with a revision above 0 is every record.
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
@@ -182,10 +96,8 @@ extension InstantAPI {
     /// `PUT /i/d/{documentID}[/l/{layer}]/attachments/{sha256}`: a client uploads an attachment
     /// before pushing a record that references it (needs `write`). The body's SHA-256 must be the
     /// id in the path; uploading the same bytes again changes nothing.
-    func clientUploadAttachment(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?)
-        async throws -> Response
-    {
-        let (_, documentID, _) = try await authorizeClient(request, context, verifier: verifier, anyOf: ["write"])
+    func clientUploadAttachment(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let documentID = try context.clientToken(allowing: ["write"]).documentID
         let expected = try identifier("attachmentID", context, what: "attachment id").lowercased()
         let contentType = try AttachmentContentType.declared(by: request)
         _ = try await requireDocument(documentID)
@@ -208,12 +120,8 @@ extension InstantAPI {
 
     /// `GET /i/d/{documentID}[/l/{layer}]/attachments/{sha256}`: an attachment's bytes for a client
     /// (needs `read-document`).
-    func clientDownloadAttachment(
-        _ request: Request,
-        _ context: InstantRequestContext,
-        verifier: ClientTokenVerifier?
-    ) async throws -> Response {
-        _ = try await authorizeClient(request, context, verifier: verifier, anyOf: ["read-document"])
+    func clientDownloadAttachment(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        _ = try context.clientToken(allowing: ["read-document"])
         return try await downloadAttachment(request, context)
     }
 }

@@ -38,13 +38,9 @@ extension InstantAPI {
 
     /// `GET /i/d/{documentID}[/l/{layer}]/document.pdf`: the layer's PDF with its records, for a
     /// client whose token has the `download` permission (same options as the API's export).
-    func clientExportedPDF(
-        _ request: Request,
-        _ context: InstantRequestContext,
-        verifier: ClientTokenVerifier?
-    ) async throws -> Response {
-        let (_, documentID, layer) = try await authorizeClient(
-            request, context, verifier: verifier, anyOf: ["download"])
+    func clientExportedPDF(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let token = try context.clientToken(allowing: ["download"])
+        let (documentID, layer) = (token.documentID, token.layer)
         let document = try await requireDocument(documentID)
         try await requireLayer(documentID: documentID, name: layer)
         return try await exportedPDF(document, layer: layer, options: try Self.exportOptions(request))

@@ -38,11 +38,9 @@ extension InstantAPI {
     /// `GET /i/d/{documentID}[/l/{layer}]/listen?since=N` without a WebSocket upgrade: a long-poll
     /// that answers `{"revision": M}` as soon as the layer's revision exceeds `since`, or with the
     /// current revision after ``InstantServerConfiguration/longPollTimeout``.
-    func listenLongPoll(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?)
-        async throws -> Response
-    {
-        let (token, documentID, layerName) = try await authorizeClient(
-            request, context, verifier: verifier, anyOf: ["read-document"])
+    func listenLongPoll(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let token = try context.clientToken(allowing: ["read-document"])
+        let (documentID, layerName) = (token.documentID, token.layer)
         let since = try sinceParameter(request)
         // A long-poll answers with the revision either way; a bad value is refused all the same.
         _ = try receivesRecordsParameter(request)
@@ -143,8 +141,9 @@ extension InstantAPI {
             layerName.isEmpty || (try? Identifiers.validateLayerName(layerName)) != nil,
             let since = try? sinceParameter(request),
             let receivesRecords = try? receivesRecordsParameter(request),
-            let token = try? await authorizeClient(
-                request, documentID: documentID, layer: layerName, verifier: verifier, anyOf: ["read-document"])
+            let token = try? await ClientTokenMiddleware.token(
+                of: request, documentID: documentID, layer: layerName, verifier: verifier
+            ).requiring(anyOf: ["read-document"])
         else { return nil }
         let layer = LayerEvents.Layer(documentID: documentID, name: layerName)
         guard (try? await storage.document(id: documentID)) != nil,

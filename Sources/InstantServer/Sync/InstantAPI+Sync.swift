@@ -7,10 +7,8 @@ extension InstantAPI {
     /// `POST /i/d/{documentID}[/l/{layer}]/sync`: applies a client's push exactly once and answers
     /// with everything the user may see that changed after the client's base revision.
     /// See docs/PROTOCOL.md.
-    func sync(_ request: Request, _ context: InstantRequestContext, verifier: ClientTokenVerifier?) async throws
-        -> Response
-    {
-        let (token, _, _) = try await authorizeClient(request, context, verifier: verifier, anyOf: ["read-document"])
+    func sync(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
+        let token = try context.clientToken(allowing: ["read-document"])
         let limits = configuration.clientLimits
         let syncRequest = try SyncRequest(
             try await jsonBody(
