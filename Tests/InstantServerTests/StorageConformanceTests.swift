@@ -595,6 +595,42 @@ struct StorageConformanceTests {
         #expect(sets.dropFirst().allSatisfy { $0.records.count == 1 && $0.records[0].revision == $0.revision })
     }
 
+    /// A page of a layer's records comes from the database filtered and paged: live records of one
+    /// kind, by id, on one page of the document when asked, from an offset, with whether more follow.
+    @Test(arguments: StorageKind.available)
+    func aPageOfRecordsIsFilteredAndPagedByTheDatabase(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
+        let writes = (0..<7).map { Self.annotation("a\($0)", page: $0 % 2) }
+        _ = try await storage.apply(
+            writes.map { .put($0) } + [.put(Self.comment("c", root: "a0")), .put(Self.annotation("gone", page: 1))],
+            documentID: "d", layer: "", onConditionFailure: .abortBatch)
+        _ = try await storage.apply([.delete(id: "gone")], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+
+        let all = try await storage.recordPage(documentID: "d", layer: "", kind: .annotation)
+        #expect(all.records.map(\.id) == (0..<7).map { "a\($0)" }, "live annotations only, by id")
+        #expect(!all.hasMore)
+        let second = try await storage.recordPage(documentID: "d", layer: "", kind: .annotation, offset: 2, limit: 3)
+        #expect(second.records.map(\.id) == ["a2", "a3", "a4"])
+        #expect(second.hasMore)
+        let last = try await storage.recordPage(documentID: "d", layer: "", kind: .annotation, offset: 5, limit: 2)
+        #expect(last.records.map(\.id) == ["a5", "a6"])
+        #expect(!last.hasMore, "exactly the last ones: nothing follows")
+        let onPage1 = try await storage.recordPage(documentID: "d", layer: "", kind: .annotation, onPage: 1)
+        #expect(onPage1.records.map(\.id) == ["a1", "a3", "a5"], "the deleted one on page 1 is not listed")
+        let onPage0 = try await storage.recordPage(
+            documentID: "d", layer: "", kind: .annotation, onPage: 0, offset: 1, limit: 2)
+        #expect(onPage0.records.map(\.id) == ["a2", "a4"])
+        #expect(onPage0.hasMore)
+        let none = try await storage.recordPage(documentID: "d", layer: "", kind: .annotation, onPage: 5)
+        #expect(none.records.isEmpty && !none.hasMore)
+        await #expect(throws: StorageError.self) {
+            _ = try await storage.recordPage(documentID: "d", layer: "missing", kind: .annotation)
+        }
+    }
+
     /// Groups overlap (the next opens its transaction while the one before commits): with 10
     /// clients pushing 20 times each, every push takes a revision of its own, nothing is lost,
     /// each client's last push id is its last push, and observers hear the commits in order.

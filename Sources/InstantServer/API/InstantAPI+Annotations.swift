@@ -14,18 +14,19 @@ extension InstantAPI {
         let layer = try layerName(context)
         let document = try await requireDocument(id)
         try await requireLayer(documentID: id, name: layer)
-        var records = try await storage.records(documentID: id, layer: layer, kind: .annotation)
+        var page: Int?
         if let pageText = context.parameters.get("pageIndex") {
-            guard let page = Int(pageText), page >= 0, page < document.pageCount else {
+            guard let index = Int(pageText), index >= 0, index < document.pageCount else {
                 throw APIError.notFound(
                     "The document '\(id)' has no page \(pageText) (it has \(document.pageCount) pages, from 0)."
                 )
             }
-            records = records.filter { (try? JSONValue.parse($0.content))?["pageIndex"]?.integerValue == Int64(page) }
+            page = index
         }
         if request.headers[.accept]?.contains("application/x-ndjson") == true {
+            let records = try await storage.recordPage(documentID: id, layer: layer, kind: .annotation, onPage: page)
             var body = ByteBuffer()
-            for record in records {
+            for record in records.records {
                 body.writeBytes(Self.recordJSON(record).encoded())
                 body.writeInteger(UInt8(ascii: "\n"))
             }
@@ -44,10 +45,11 @@ extension InstantAPI {
                 }
                 return value
             } ?? Self.annotationPageLimit
-        let page = records.dropFirst(offset).prefix(limit)
+        let (records, hasMore) = try await storage.recordPage(
+            documentID: id, layer: layer, kind: .annotation, onPage: page, offset: offset, limit: limit)
         return Self.data([
-            "annotations": .array(page.map(Self.recordJSON)),
-            "truncated": .bool(offset + page.count < records.count),
+            "annotations": .array(records.map(Self.recordJSON)),
+            "truncated": .bool(hasMore),
         ])
     }
 

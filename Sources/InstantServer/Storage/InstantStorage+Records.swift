@@ -12,6 +12,24 @@ extension InstantStorage {
         }
     }
 
+    /// Part of the live records of one kind of a layer, ordered by id (see
+    /// ``StorageTransaction/liveRecords(documentID:layer:kind:onPage:offset:limit:)``), and whether
+    /// more follow them.
+    /// - Throws: ``StorageError/Code/layerNotFound``.
+    public func recordPage(
+        documentID: String, layer: String, kind: RecordKind, onPage pageIndex: Int? = nil, offset: Int = 0,
+        limit: Int? = nil
+    ) async throws -> (records: [StoredRecord], hasMore: Bool) {
+        try await backend.read { transaction in
+            _ = try await Self.requireLayer(transaction, documentID: documentID, name: layer)
+            let records = try await transaction.liveRecords(
+                documentID: documentID, layer: layer, kind: kind, onPage: pageIndex, offset: offset,
+                limit: limit.map { $0 + 1 })
+            guard let limit, records.count > limit else { return (records, false) }
+            return (Array(records.prefix(limit)), true)
+        }
+    }
+
     /// The record with the given id (tombstones included), or `nil`.
     /// - Throws: ``StorageError/Code/layerNotFound``.
     public func record(documentID: String, layer: String, id: String) async throws -> StoredRecord? {

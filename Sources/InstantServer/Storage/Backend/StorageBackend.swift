@@ -144,6 +144,13 @@ public protocol StorageTransaction: Sendable {
     /// The live records of a layer, optionally of one kind, ordered by id.
     func liveRecords(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord]
 
+    /// Part of the live records of one kind of a layer, ordered by id: those whose Instant JSON
+    /// `pageIndex` is `pageIndex` when it is given, skipping the first `offset`, at most `limit`
+    /// (all when `nil`). The database filters and pages them: the layer's other records are not read.
+    func liveRecords(
+        documentID: String, layer: String, kind: RecordKind, onPage pageIndex: Int?, offset: Int, limit: Int?
+    ) async throws -> [StoredRecord]
+
     /// The records with the given ids (tombstones included), in no particular order.
     func records(documentID: String, layer: String, ids: [String]) async throws -> [StoredRecord]
 

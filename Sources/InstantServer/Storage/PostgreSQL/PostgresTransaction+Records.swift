@@ -19,6 +19,27 @@ extension PostgresTransaction {
         )
     }
 
+    func liveRecords(
+        documentID: String, layer: String, kind: RecordKind, onPage pageIndex: Int?, offset: Int, limit: Int?
+    ) async throws -> [StoredRecord] {
+        let page = pageIndex.map(Int64.init)
+        let (skip, count) = (Int64(offset), limit.map(Int64.init))
+        return try await map(
+            """
+            SELECT \(unescaped: Self.recordColumns) FROM records
+            WHERE document_id = \(documentID) AND layer = \(layer) AND NOT deleted AND kind = \(kind.rawValue)
+                AND (\(page)::bigint IS NULL OR (
+                    SELECT CASE WHEN jsonb_typeof(value -> 'pageIndex') = 'number'
+                        THEN (value ->> 'pageIndex')::numeric END
+                    FROM (SELECT convert_from(content, 'UTF8')::jsonb AS value) AS parsed
+                ) = \(page))
+            ORDER BY id LIMIT \(count) OFFSET \(skip)
+            """,
+            "reading a page of the records of the layer '\(layer)' of the document '\(documentID)'",
+            Self.record(from:)
+        )
+    }
+
     func records(documentID: String, layer: String, ids: [String]) async throws -> [StoredRecord] {
         guard !ids.isEmpty else { return [] }
         return try await rows(

@@ -14,6 +14,26 @@ extension SQLiteTransaction {
         }
     }
 
+    func liveRecords(
+        documentID: String, layer: String, kind: RecordKind, onPage pageIndex: Int?, offset: Int, limit: Int?
+    ) async throws -> [StoredRecord] {
+        try await run { db in
+            var sql = """
+                SELECT \(Self.recordColumns) FROM records
+                WHERE document_id = ? AND layer = ? AND deleted = 0 AND kind = ?
+                """
+            var arguments: StatementArguments = [documentID, layer, kind.rawValue]
+            if let pageIndex {
+                // Contents are stored as JSON text in a BLOB, which SQLite's JSON functions read as text.
+                sql += " AND json_extract(CAST(content AS TEXT), '$.pageIndex') = ?"
+                arguments += [pageIndex]
+            }
+            sql += " ORDER BY id LIMIT ? OFFSET ?"
+            arguments += [limit ?? -1, offset]
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.record(from:))
+        }
+    }
+
     func records(documentID: String, layer: String, ids: [String]) async throws -> [StoredRecord] {
         guard !ids.isEmpty else { return [] }
         return try await run { db in
