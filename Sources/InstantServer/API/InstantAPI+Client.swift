@@ -22,12 +22,9 @@ extension InstantAPI {
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
         let records = changes.records.map { Self.visible($0, to: token) }.filter { !$0.isDeleted }
         var body = ByteBuffer()
-        body.writeString(#"{"revision":\#(changes.revision),"records":["#)
-        for (index, record) in records.enumerated() {
-            if index > 0 { body.writeInteger(UInt8(ascii: ",")) }
-            record.writeSyncJSON(into: &body)
-        }
-        body.writeString("]}")
+        body.writeString(#"{"revision":\#(changes.revision),"records":"#)
+        StoredRecord.writeSyncJSONArray(records, into: &body)
+        body.writeString("}")
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
     }

@@ -128,12 +128,9 @@ extension InstantAPI {
         body.writeString(answer.lastPushID.map(String.init) ?? "null")
         body.writeString(#","rejected":"#)
         body.writeBytes(rejected.serialized())
-        body.writeString(#","records":["#)
-        for (index, record) in answer.records.enumerated() {
-            if index > 0 { body.writeInteger(UInt8(ascii: ",")) }
-            Self.visible(record, to: token).writeSyncJSON(into: &body)
-        }
-        body.writeString("]}")
+        body.writeString(#","records":"#)
+        StoredRecord.writeSyncJSONArray(answer.records.lazy.map { Self.visible($0, to: token) }, into: &body)
+        body.writeString("}")
         return EncodedSyncAnswer(revision: answer.revision, body: body)
     }
 

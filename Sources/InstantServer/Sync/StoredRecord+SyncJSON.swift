@@ -2,6 +2,17 @@ import Hummingbird
 import InstantJSON
 
 extension StoredRecord {
+    /// Writes records as a JSON array of ``writeSyncJSON(into:)``: the `records` of sync answers and
+    /// snapshots.
+    static func writeSyncJSONArray(_ records: some Sequence<StoredRecord>, into buffer: inout ByteBuffer) {
+        buffer.writeInteger(UInt8(ascii: "["))
+        for (index, record) in records.enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
+            record.writeSyncJSON(into: &buffer)
+        }
+        buffer.writeInteger(UInt8(ascii: "]"))
+    }
+
     /// Writes the record as the client routes send it (docs/PROTOCOL.md, "Records on the wire"):
     /// metadata plus the stored Instant JSON content, copied as stored (the server wrote it, so it
     /// is valid JSON), or `null` with `"deleted": true` for a tombstone.
