@@ -124,10 +124,9 @@ struct StorageConformanceTests {
     @Test(arguments: StorageKind.available) func revisionsAndChangesSinceIncludeTombstones(_ kind: StorageKind)
         async throws
     {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         #expect(try await storage.layer(documentID: "d", name: "")?.revision == 0)
 
         let first = try await storage.apply(
@@ -156,10 +155,9 @@ struct StorageConformanceTests {
     }
 
     @Test(arguments: StorageKind.available) func aFailedConditionWritesNothing(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         _ = try await storage.apply(
             [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
 
@@ -191,10 +189,9 @@ struct StorageConformanceTests {
     @Test(arguments: StorageKind.available) func deleteWinsOverAPutBasedOnAnOlderRevision(_ kind: StorageKind)
         async throws
     {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         _ = try await storage.apply(
             [.put(Self.annotation("A"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
         _ = try await storage.apply([.delete(id: "A")], documentID: "d", layer: "", onConditionFailure: .abortBatch)
@@ -310,10 +307,9 @@ struct StorageConformanceTests {
     @Test(arguments: StorageKind.available) func concurrentWritersEachGetTheirOwnRevision(_ kind: StorageKind)
         async throws
     {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let revisions = try await withThrowingTaskGroup(of: Int64.self) { group in
             for index in 0..<20 {
                 group.addTask {
@@ -336,10 +332,9 @@ struct StorageConformanceTests {
     @Test(arguments: StorageKind.available) func pushesCommittedTogetherStayExactlyOnce(_ kind: StorageKind)
         async throws
     {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let clients = (0..<4).map { ClientIdentity(userID: "user-\($0)", clientID: "c") }
         let results = try await withThrowingTaskGroup(of: (Int, CommitResult).self) { group in
             for (index, client) in clients.enumerated() {
@@ -379,10 +374,9 @@ struct StorageConformanceTests {
     }
 
     @Test(arguments: StorageKind.available) func aPushIsAppliedExactlyOnce(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let alice = ClientIdentity(userID: "alice", clientID: "client-1")
         let push = ClientPush(client: alice, pushID: 7)
         let first = try await storage.apply(
@@ -440,10 +434,9 @@ struct StorageConformanceTests {
     )
         async throws
     {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let client = ClientIdentity(userID: nil, clientID: "client-1")
         for pushID in [Int64.max, ClientPush.maximumStep + 1] {
             await #expect(throws: StorageError.self) {
@@ -499,10 +492,9 @@ struct StorageConformanceTests {
     /// revision and its own outcome, and a commit refused on its own fails alone.
     @Test(arguments: StorageKind.available)
     func concurrentCommitsFailAlone(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         enum Outcome: Equatable { case revision(Int64), refused(StorageError.Code) }
         let outcomes = await withTaskGroup(of: (Int, Outcome).self) { group in
             for index in 0..<40 {
@@ -541,9 +533,17 @@ struct StorageConformanceTests {
 
     /// A storage with a recorder of what it reports, and the document "d" (reported too).
     static func observedDocument(_ kind: StorageKind) async throws -> (StorageFixture, EventRecorder) {
-        let fixture = try await StorageFixture(kind)
         let heard = EventRecorder()
-        fixture.storage.addObserver(heard)
+        let fixture = try await fixtureWithDocument(kind) { $0.storage.addObserver(heard) }
+        return (fixture, heard)
+    }
+
+    /// A storage with the document "d" (with `preparing` done to it before the document is made).
+    static func fixtureWithDocument(
+        _ kind: StorageKind, preparing: (StorageFixture) -> Void = { _ in }
+    ) async throws -> StorageFixture {
+        let fixture = try await StorageFixture(kind)
+        preparing(fixture)
         do {
             try await fixture.storage.createDocument(
                 Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
@@ -551,7 +551,7 @@ struct StorageConformanceTests {
             fixture.remove()
             throw error
         }
-        return (fixture, heard)
+        return fixture
     }
 
     /// Observers get what each commit wrote, from the commit itself: every record as last written,
@@ -599,10 +599,9 @@ struct StorageConformanceTests {
     /// kind, by id, on one page of the document when asked, from an offset, with whether more follow.
     @Test(arguments: StorageKind.available)
     func aPageOfRecordsIsFilteredAndPagedByTheDatabase(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let writes = (0..<7).map { Self.annotation("a\($0)", page: $0 % 2) }
         _ = try await storage.apply(
             writes.map { .put($0) } + [.put(Self.comment("c", root: "a0")), .put(Self.annotation("gone", page: 1))],
@@ -673,10 +672,9 @@ struct StorageConformanceTests {
     /// which deletes the comment), and each answer reads the layer as the whole group left it.
     @Test(arguments: StorageKind.available)
     func theCommitsOfOneGroupSeeEachOthersWrites(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
         // A first commit holds the layer until released, so the next three wait and form one group.
         let (released, release) = AsyncStream.makeStream(of: Void.self)
@@ -739,10 +737,9 @@ struct StorageConformanceTests {
     /// reading them with what was there before, the push id and the revision stored.
     @Test(arguments: StorageKind.available)
     func aCommitOfManyRecordsEndsItsGroupWhole(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         _ = try await storage.apply(
             [.put(Self.annotation("before"))], documentID: "d", layer: "", push: nil, onConditionFailure: .skipChange)
         let client = ClientIdentity(userID: "u", clientID: "phone")
@@ -771,10 +768,9 @@ struct StorageConformanceTests {
     /// and ones put earlier in the same batch.
     @Test(arguments: StorageKind.available)
     func deletingAnAnnotationDeletesItsThread(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         _ = try await storage.apply(
             [
                 .put(Self.annotation("A")), .put(Self.annotation("B")), .put(Self.comment("c1", root: "A")),
@@ -794,10 +790,9 @@ struct StorageConformanceTests {
     /// and a record created again after its deletion belongs to its new creator.
     @Test(arguments: StorageKind.available)
     func theCreatorOfARecordIsKept(_ kind: StorageKind) async throws {
-        let fixture = try await StorageFixture(kind)
+        let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        try await storage.createDocument(Self.document(id: "d", pdf: Self.pdf), pdf: Self.pdf, baseRecords: [])
         func put(_ user: String) -> RecordChange {
             var write = Self.annotation("A")
             write.user = user

@@ -79,7 +79,7 @@ final class SQLiteTransactionBridge: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs `work` on the transaction's connection and returns its result.
+    /// Runs `body` on the transaction's connection and returns its result.
     func perform<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             condition.lock()
