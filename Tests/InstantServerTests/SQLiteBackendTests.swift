@@ -34,4 +34,37 @@ struct SQLiteBackendTests {
                 documentID: "d", layer: "", client: ClientIdentity(userID: "alice", clientID: "client-1")) == nil)
     }
 
+    /// A transaction's code runs on the thread of its connection between its statements, so a
+    /// transaction of many statements does not switch threads per statement; a failing body rolls
+    /// back.
+    @Test func aTransactionsCodeRunsOnItsConnectionsThread() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path)
+        let threads = try await backend.write { transaction in
+            let sqlite = try #require(transaction as? SQLiteTransaction)
+            var threads: [String] = []
+            for _ in 0..<5 {
+                threads.append(try await sqlite.run { _ in Self.currentThread() })
+                threads.append(Self.currentThread())
+            }
+            return threads
+        }
+        #expect(Set(threads).count == 1, "statements and the code between them on one thread: \(threads)")
+
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await backend.write { transaction in
+                let sqlite = try #require(transaction as? SQLiteTransaction)
+                try await sqlite.run { db in try db.execute(sql: "CREATE TABLE scratch (x)") }
+                throw Refused()
+            }
+        }
+        let exists = try await backend.read { transaction in
+            try await (transaction as? SQLiteTransaction)?.run { db in try db.tableExists("scratch") }
+        }
+        #expect(exists == false, "the failed transaction rolled back")
+    }
+
+    private static func currentThread() -> String { "\(pthread_self())" }
 }
