@@ -6,10 +6,12 @@ import NIOWebSocket
 
 /// A listening WebSocket, served by a channel handler on its connection's event loop.
 ///
-/// An idle listener holds no task: registration, catching up after a wake-up and answering a sync
-/// request each run a short task that ends with its work, and the pings and the token's expiry are
-/// timers of the event loop. What an idle listener costs is its NIO channel, this handler and its
-/// entry in ``LayerEvents`` (docs/BENCHMARKS.md, "Light listeners").
+/// An idle listener holds no task: the layer's events hand it its state on its event loop when
+/// something happens; registration, catching up (after registering, or once a slow client takes
+/// more again) and answering a sync request each run a short task that ends with its work; the
+/// pings and the token's expiry are timers of the event loop. What an idle listener costs is its
+/// NIO channel, this handler and its entry in ``LayerEvents`` (docs/BENCHMARKS.md, "Light
+/// listeners").
 ///
 /// What it sends, in order on the connection: `{"revision": M}` whenever the layer passes what the
 /// client was told (coalesced) or, for a session that receives records, `{"revision": M, "since":
