@@ -44,8 +44,8 @@ struct GuardedHTTPChannel: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 with the listening WebSocket, every connection held to `configuration.httpLimits`
-    /// (the connection limit lowered to what the process's descriptor limit allows) and
-    /// WebSockets pinged every `configuration.webSocketPingInterval`.
+    /// (the connection limit lowered to what the process's descriptor limit allows); listening
+    /// WebSockets ping on their own (``ListeningWebSocketHandler``).
     static func guardedHTTP1(
         listening: ListeningEndpoint,
         configuration: InstantServerConfiguration,
@@ -69,9 +69,7 @@ extension HTTPServerBuilder {
                     maxHeaderListSize: limits.maxHeaderSize
                 )
             ),
-            ws: .init(
-                maxFrameSize: configuration.clientLimits.maxSocketMessageSize,
-                autoPing: .enabled(timePeriod: configuration.webSocketPingInterval))
+            ws: .init(maxFrameSize: configuration.clientLimits.maxSocketMessageSize)
         )
         return HTTPServerBuilder { responder in
             GuardedHTTPChannel(

@@ -133,15 +133,14 @@ struct SyncPlanner: Sendable {
                     reject(.permissionDenied, denial)
                     continue
                 }
-                let (fields, stored) =
-                    if live == nil, let created = prepared[index]?.created {
-                        created
-                    } else {
-                        Self.assignServerFields(
-                            content, kind: change.kind, previous: live?.content, now: now, token: token
-                        )
-                        .withJSON()
-                    }
+                let (fields, stored): (JSONValue, Data)
+                if live == nil, let created = prepared[index]?.created {
+                    (fields, stored) = created
+                } else {
+                    fields = Self.assignServerFields(
+                        content, kind: change.kind, previous: live?.content, now: now, token: token)
+                    stored = fields.serialized()
+                }
                 if stored.count > maxRecordSize {
                     reject(
                         .recordTooLarge,
@@ -276,9 +275,4 @@ struct SyncPlanner: Sendable {
         default: nil
         }
     }
-}
-
-extension JSONValue {
-    /// The value with its serialized JSON.
-    fileprivate func withJSON() -> (JSONValue, Data) { (self, serialized()) }
 }

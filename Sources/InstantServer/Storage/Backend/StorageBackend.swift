@@ -141,14 +141,12 @@ public protocol StorageTransaction: Sendable {
 
     // MARK: Records
 
-    /// The live records of a layer, optionally of one kind, ordered by id.
-    func liveRecords(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord]
-
-    /// Part of the live records of one kind of a layer, ordered by id: those whose Instant JSON
-    /// `pageIndex` is `pageIndex` when it is given, skipping the first `offset`, at most `limit`
-    /// (all when `nil`). The database filters and pages them: the layer's other records are not read.
+    /// The live records of a layer, ordered by id: of one kind when `kind` is given, those whose
+    /// Instant JSON `pageIndex` is `pageIndex` when it is given, skipping the first `offset`, at
+    /// most `limit` (all when `nil`). The database filters and pages them: the layer's other
+    /// records are not read.
     func liveRecords(
-        documentID: String, layer: String, kind: RecordKind, onPage pageIndex: Int?, offset: Int, limit: Int?
+        documentID: String, layer: String, kind: RecordKind?, onPage pageIndex: Int?, offset: Int, limit: Int?
     ) async throws -> [StoredRecord]
 
     /// The records with the given ids (tombstones included), in no particular order.
@@ -232,6 +230,11 @@ extension StorageBackend {
 }
 
 extension StorageTransaction {
+    /// Every live record of a layer, of one kind when `kind` is given, ordered by id.
+    public func liveRecords(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
+        try await liveRecords(documentID: documentID, layer: layer, kind: kind, onPage: nil, offset: 0, limit: nil)
+    }
+
     public func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
         -> [ClientIdentity: Int64]
     {

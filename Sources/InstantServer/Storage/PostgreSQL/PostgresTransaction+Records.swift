@@ -6,28 +6,16 @@ extension PostgresTransaction {
     static let recordColumns =
         "id, kind, revision, deleted, group_name, created_by, updated_by, pdf_object_id, content, updated_at"
 
-    func liveRecords(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
-        try await map(
-            """
-            SELECT \(unescaped: Self.recordColumns) FROM records
-            WHERE document_id = \(documentID) AND layer = \(layer) AND NOT deleted
-                AND (\(kind?.rawValue)::text IS NULL OR kind = \(kind?.rawValue))
-            ORDER BY id
-            """,
-            "reading the records of the layer '\(layer)' of the document '\(documentID)'",
-            Self.record(from:)
-        )
-    }
-
     func liveRecords(
-        documentID: String, layer: String, kind: RecordKind, onPage pageIndex: Int?, offset: Int, limit: Int?
+        documentID: String, layer: String, kind: RecordKind?, onPage pageIndex: Int?, offset: Int, limit: Int?
     ) async throws -> [StoredRecord] {
         let page = pageIndex.map(Int64.init)
         let (skip, count) = (Int64(offset), limit.map(Int64.init))
         return try await map(
             """
             SELECT \(unescaped: Self.recordColumns) FROM records
-            WHERE document_id = \(documentID) AND layer = \(layer) AND NOT deleted AND kind = \(kind.rawValue)
+            WHERE document_id = \(documentID) AND layer = \(layer) AND NOT deleted
+                AND (\(kind?.rawValue)::text IS NULL OR kind = \(kind?.rawValue))
                 AND (\(page)::bigint IS NULL OR (
                     SELECT CASE WHEN jsonb_typeof(value -> 'pageIndex') = 'number'
                         THEN (value ->> 'pageIndex')::numeric END
@@ -35,7 +23,7 @@ extension PostgresTransaction {
                 ) = \(page))
             ORDER BY id LIMIT \(count) OFFSET \(skip)
             """,
-            "reading a page of the records of the layer '\(layer)' of the document '\(documentID)'",
+            "reading the records of the layer '\(layer)' of the document '\(documentID)'",
             Self.record(from:)
         )
     }

@@ -2,7 +2,9 @@ import Foundation
 import GRDB
 
 extension SQLiteTransaction {
-    func liveRecords(documentID: String, layer: String, kind: RecordKind?) async throws -> [StoredRecord] {
+    func liveRecords(
+        documentID: String, layer: String, kind: RecordKind?, onPage pageIndex: Int?, offset: Int, limit: Int?
+    ) async throws -> [StoredRecord] {
         try await run { db in
             var sql = "SELECT \(Self.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND deleted = 0"
             var arguments: StatementArguments = [documentID, layer]
@@ -10,19 +12,6 @@ extension SQLiteTransaction {
                 sql += " AND kind = ?"
                 arguments += [kind.rawValue]
             }
-            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(Self.record(from:))
-        }
-    }
-
-    func liveRecords(
-        documentID: String, layer: String, kind: RecordKind, onPage pageIndex: Int?, offset: Int, limit: Int?
-    ) async throws -> [StoredRecord] {
-        try await run { db in
-            var sql = """
-                SELECT \(Self.recordColumns) FROM records
-                WHERE document_id = ? AND layer = ? AND deleted = 0 AND kind = ?
-                """
-            var arguments: StatementArguments = [documentID, layer, kind.rawValue]
             if let pageIndex {
                 // Contents are stored as JSON text in a BLOB, which SQLite's JSON functions read as text.
                 sql += " AND json_extract(CAST(content AS TEXT), '$.pageIndex') = ?"
