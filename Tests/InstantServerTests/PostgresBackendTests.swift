@@ -1,6 +1,7 @@
 import Foundation
 import InstantJSON
 import InstantTesting
+import PostgresNIO
 import Testing
 
 @testable import InstantServer
@@ -386,6 +387,80 @@ struct PostgresBackendTests {
                     try await transaction.comments(documentID: "d", layer: "copy", threadRoots: ["r00000"]).map(\.id)
                         == ["c"])
             }
+        }
+    }
+
+    /// The group transaction's lookup of records by id reads the primary key, one id at a time,
+    /// with the plan PostgreSQL keeps for the prepared statement, even where the statistics say a
+    /// layer holds a few records (many small layers beside one large one): `id = ANY($3)` was planned
+    /// there as a filter over every record of the layer.
+    @Test func recordsByIDAreLookedUpInThePrimaryKeyWhateverTheStatistics() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend)
+            let plan = try await backend.write { transaction throws in
+                let postgres = transaction as! PostgresTransaction
+                try await postgres.execute(
+                    "INSERT INTO layers (document_id, name, revision) SELECT 'd', 'small' || g, 0 FROM generate_series(1, 2000) g",
+                    "making small layers")
+                try await postgres.execute(
+                    """
+                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, content, updated_at)
+                    SELECT 'd', 'small' || (g % 2000 + 1), 'r' || g, 'annotation', 1, false, convert_to('{}', 'UTF8'), 0
+                    FROM generate_series(1, 8000) g
+                    UNION ALL
+                    SELECT 'd', '', 'big' || g, 'annotation', g, false, convert_to('{}', 'UTF8'), 0 FROM generate_series(1, 20000) g
+                    """,
+                    "filling the layers")
+                try await postgres.execute("ANALYZE records", "analyzing")
+                try await postgres.execute("SET LOCAL plan_cache_mode = force_generic_plan", "forcing generic plans")
+                try await postgres.execute(
+                    PostgresQuery(
+                        unsafeSQL: "PREPARE lookup(text, text, text[]) AS \(PreparedStatements.RecordsByID.sql)"),
+                    "preparing the lookup")
+                let lines = try await postgres.map(
+                    "EXPLAIN EXECUTE lookup('d', '', ARRAY['big1', 'big2'])", "explaining the lookup"
+                ) { try $0.decode(String.self) }
+                try await postgres.execute("DEALLOCATE lookup", "deallocating the lookup")
+                return lines.joined(separator: "\n")
+            }
+            #expect(plan.contains("records_pkey"), "\(plan)")
+            #expect(plan.contains("(id = "), "the id is part of the index condition, not a filter: \(plan)")
+            #expect(!plan.contains("Filter"), "\(plan)")
+            let found = try await backend.read { transaction throws in
+                try await transaction.records(documentID: "d", layer: "", ids: ["big2", "big1", "big2", "missing"])
+            }
+            #expect(found.map(\.id).sorted() == ["big1", "big2"], "each id once")
+        }
+    }
+
+    /// A node analyzes the records table once it has written enough rows, so that PostgreSQL plans
+    /// the prepared statements for the table's real size without waiting for its autovacuum.
+    @Test func aNodeAnalyzesTheRecordsTableAsItGrows() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend)
+            func analyses() async throws -> Int64 {
+                try await backend.read { transaction throws in
+                    try await (transaction as! PostgresTransaction).value(
+                        "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'records'", as: Int64.self,
+                        "reading the table's analyses") ?? 0
+                }
+            }
+            #expect(try await analyses() == 0)
+            let records = (0..<(RecordStatistics.minimumRows - 1)).map { Self.record("r\($0)", revision: 1) }
+            try await backend.write { transaction throws in
+                try await transaction.upsert(records.map { Self.row($0) }, documentID: "d", layer: "")
+            }
+            #expect(!backend.recordStatistics.isAnalyzing, "not before the threshold")
+            try await backend.write { transaction throws in
+                try await transaction.upsert([Self.row(Self.record("last", revision: 2))], documentID: "d", layer: "")
+            }
+            #expect(try await eventually { try await analyses() == 1 && !backend.recordStatistics.isAnalyzing })
+            let estimate = try await backend.read { transaction throws in
+                try await (transaction as! PostgresTransaction).value(
+                    "SELECT reltuples::double precision FROM pg_class WHERE oid = 'records'::regclass",
+                    as: Double.self, "reading the estimate")
+            }
+            #expect(estimate == Double(RecordStatistics.minimumRows), "PostgreSQL knows the table's size")
         }
     }
 

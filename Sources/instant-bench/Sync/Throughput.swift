@@ -43,13 +43,14 @@ extension Throughput {
     /// asks the changes after it.
     static func measureOnSockets(api: BenchAPI, writers: Int, changesPerPush: Int) async throws -> Double {
         let document = try await api.newDocument()
-        let token = try await api.server.token(document: document, user: "w")
-        let url =
-            api.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
-            + "/i/d/\(document)/listen?since=0&changes=records&jwt=\(token)"
         let pushesPerWriter = changesPerPush == 1 ? 1_000 : 30
         var writerSockets: [SocketWriter] = []
         for writer in 0..<writers {
+            // A token per writer: the server limits the listening connections of one token.
+            let token = try await api.server.token(document: document, user: "w")
+            let url =
+                api.server.baseURL.absoluteString.replacingOccurrences(of: "http://", with: "ws://")
+                + "/i/d/\(document)/listen?since=0&changes=records&jwt=\(token)"
             let socket = SocketWriter(url: url, writer: writer)
             writerSockets.append(socket)
             // One warm-up push per writer opens its connection.

@@ -27,6 +27,8 @@ public final class PostgresBackend: StorageBackend, Service {
     let configuration: Configuration
     let client: PostgresClient
     let logger: Logger
+    /// Analyzes the records table as this node's writes make it grow.
+    let recordStatistics: RecordStatistics
 
     /// Creates the backend. It connects only once ``run()`` runs.
     /// - Parameters:
@@ -42,7 +44,17 @@ public final class PostgresBackend: StorageBackend, Service {
         }
         self.configuration = configuration
         self.logger = logger
-        client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        let client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        self.client = client
+        recordStatistics = RecordStatistics(logger: logger) {
+            try await client.withConnection { connection in
+                let transaction = PostgresTransaction(connection: connection, logger: logger)
+                try await transaction.execute("ANALYZE records", "analyzing the records table")
+                return try await transaction.value(
+                    "SELECT reltuples::double precision FROM pg_class WHERE oid = 'records'::regclass", as: Double.self,
+                    "reading the records table's estimated size") ?? 0
+            }
+        }
     }
 
     /// Runs the pool of connections until the task is cancelled or the service group shuts down.
@@ -156,7 +168,8 @@ public final class PostgresBackend: StorageBackend, Service {
     func withConnection<T: Sendable>(_ body: @Sendable (PostgresTransaction) async throws -> T) async throws -> T {
         do {
             return try await client.withConnection { connection in
-                try await body(PostgresTransaction(connection: connection, logger: logger))
+                try await body(
+                    PostgresTransaction(connection: connection, logger: logger, recordStatistics: recordStatistics))
             }
         } catch let error as PSQLError {
             throw Self.failure(error, while: "getting a connection from the pool (\(configuration.redactedURL))")

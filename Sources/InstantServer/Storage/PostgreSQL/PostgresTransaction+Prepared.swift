@@ -52,11 +52,21 @@ enum PreparedStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// Records of a layer by id.
+    /// Records of a layer by id, each looked up in the primary key.
+    ///
+    /// Written as one lookup per id (a `LATERAL` subquery with `LIMIT 1`, which the planner keeps
+    /// as a nested loop) rather than `id = ANY($3)`: the plan of a prepared statement is made once
+    /// for any values, and when the statistics say a layer has few records (a young table, or many
+    /// small layers beside one large one), PostgreSQL plans `id = ANY($3)` or a join with the ids as
+    /// a filter over every record of the layer, which on a large layer costs a scan of it per group.
     struct RecordsByID: PostgresPreparedStatement {
         static let sql = """
-            SELECT \(PostgresTransaction.recordColumns) FROM records
-            WHERE document_id = $1 AND layer = $2 AND id = ANY($3::text[])
+            SELECT found.* FROM (SELECT DISTINCT unnest($3::text[])) AS wanted(id)
+            CROSS JOIN LATERAL (
+                SELECT \(PostgresTransaction.recordColumns) FROM records
+                WHERE document_id = $1 AND layer = $2 AND id = wanted.id
+                LIMIT 1
+            ) AS found
             """
         typealias Row = StoredRecord
         var documentID: String

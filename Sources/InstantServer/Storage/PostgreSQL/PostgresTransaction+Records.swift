@@ -89,6 +89,7 @@ extension PostgresTransaction {
             bindings.append(record.updatedAt.timeIntervalSince1970)
             bindings.append(row.threadRoot)
         }
+        recordStatistics?.noteWritten(rows.count)
     }
 
     func copyLiveRecords(

@@ -8,6 +8,8 @@ import PostgresNIO
 struct PostgresTransaction: StorageTransaction {
     let connection: PostgresConnection
     let logger: Logger
+    /// Told how many records the transaction writes, if the backend keeps the table's statistics.
+    var recordStatistics: RecordStatistics?
 
     /// Runs a statement and returns its rows, mapping errors to ``StorageError`` that say what was
     /// being done.
