@@ -390,14 +390,15 @@ struct PostgresBackendTests {
         }
     }
 
-    /// The group transaction's lookup of records by id reads the primary key, one id at a time,
-    /// with the plan PostgreSQL keeps for the prepared statement, even where the statistics say a
-    /// layer holds a few records (many small layers beside one large one): `id = ANY($3)` was planned
-    /// there as a filter over every record of the layer.
-    @Test func recordsByIDAreLookedUpInThePrimaryKeyWhateverTheStatistics() async throws {
+    /// The group transaction's lookups of records by id and of clients' last push ids read the
+    /// primary key, one key at a time, with the plan PostgreSQL keeps for the prepared statement,
+    /// even where the statistics say a layer is small (many small layers beside one large one):
+    /// `id = ANY($3)` and `(user_scope, client_id) IN (…)` were planned there as a filter over all
+    /// of the layer's records or clients.
+    @Test func groupLookupsReadThePrimaryKeyWhateverTheStatistics() async throws {
         try await withPostgresBackend { backend in
             try await Self.makeLayer(backend)
-            let plan = try await backend.write { transaction throws in
+            let (recordsPlan, pushesPlan) = try await backend.write { transaction throws in
                 let postgres = transaction as! PostgresTransaction
                 try await postgres.execute(
                     "INSERT INTO layers (document_id, name, revision) SELECT 'd', 'small' || g, 0 FROM generate_series(1, 2000) g",
@@ -411,25 +412,54 @@ struct PostgresBackendTests {
                     SELECT 'd', '', 'big' || g, 'annotation', g, false, convert_to('{}', 'UTF8'), 0 FROM generate_series(1, 20000) g
                     """,
                     "filling the layers")
-                try await postgres.execute("ANALYZE records", "analyzing")
-                try await postgres.execute("SET LOCAL plan_cache_mode = force_generic_plan", "forcing generic plans")
                 try await postgres.execute(
-                    PostgresQuery(
-                        unsafeSQL: "PREPARE lookup(text, text, text[]) AS \(PreparedStatements.RecordsByID.sql)"),
-                    "preparing the lookup")
-                let lines = try await postgres.map(
-                    "EXPLAIN EXECUTE lookup('d', '', ARRAY['big1', 'big2'])", "explaining the lookup"
-                ) { try $0.decode(String.self) }
-                try await postgres.execute("DEALLOCATE lookup", "deallocating the lookup")
-                return lines.joined(separator: "\n")
+                    """
+                    INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+                    SELECT 'd', 'small' || (g % 2000 + 1), 'u', 'c' || g, 1, 1 FROM generate_series(1, 4000) g
+                    UNION ALL
+                    SELECT 'd', '', 'u', 'big' || g, 1, 1 FROM generate_series(1, 20000) g
+                    """,
+                    "storing push state")
+                try await postgres.execute("ANALYZE", "analyzing")
+                try await postgres.execute("SET LOCAL plan_cache_mode = force_generic_plan", "forcing generic plans")
+                func plan(_ sql: String, parameters: String, arguments: String) async throws -> String {
+                    try await postgres.execute(
+                        PostgresQuery(unsafeSQL: "PREPARE lookup(\(parameters)) AS \(sql)"), "preparing the lookup")
+                    let lines = try await postgres.map(
+                        PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE lookup(\(arguments))"), "explaining the lookup"
+                    ) { try $0.decode(String.self) }
+                    try await postgres.execute("DEALLOCATE lookup", "deallocating the lookup")
+                    return lines.joined(separator: "\n")
+                }
+                return (
+                    try await plan(
+                        PreparedStatements.RecordsByID.sql, parameters: "text, text, text[]",
+                        arguments: "'d', '', ARRAY['big1', 'big2']"),
+                    try await plan(
+                        PreparedStatements.LastPushIDs.sql, parameters: "text, text, text[], text[]",
+                        arguments: "'d', '', ARRAY['u'], ARRAY['big1']")
+                )
             }
-            #expect(plan.contains("records_pkey"), "\(plan)")
-            #expect(plan.contains("(id = "), "the id is part of the index condition, not a filter: \(plan)")
-            #expect(!plan.contains("Filter"), "\(plan)")
-            let found = try await backend.read { transaction throws in
-                try await transaction.records(documentID: "d", layer: "", ids: ["big2", "big1", "big2", "missing"])
+            #expect(recordsPlan.contains("records_pkey"), "\(recordsPlan)")
+            #expect(recordsPlan.contains("(id = "), "the id is part of the index condition: \(recordsPlan)")
+            #expect(!recordsPlan.contains("Filter"), "\(recordsPlan)")
+            #expect(pushesPlan.contains("client_pushes_pkey"), "\(pushesPlan)")
+            #expect(pushesPlan.contains("(client_id = "), "the client is part of the index condition: \(pushesPlan)")
+            #expect(!pushesPlan.contains("Filter") && !pushesPlan.contains("Hash"), "\(pushesPlan)")
+            let (found, pushIDs) = try await backend.read { transaction throws in
+                (
+                    try await transaction.records(
+                        documentID: "d", layer: "", ids: ["big2", "big1", "big2", "missing"]),
+                    try await transaction.lastPushIDs(
+                        documentID: "d", layer: "",
+                        clients: [
+                            ClientIdentity(userID: "u", clientID: "big1"),
+                            ClientIdentity(userID: "u", clientID: "unknown"),
+                        ])
+                )
             }
             #expect(found.map(\.id).sorted() == ["big1", "big2"], "each id once")
+            #expect(pushIDs == [ClientIdentity(userID: "u", clientID: "big1"): 1])
         }
     }
 

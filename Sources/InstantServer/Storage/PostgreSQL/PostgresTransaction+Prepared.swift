@@ -28,12 +28,18 @@ enum PreparedStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// The last push ids of some clients on a layer.
+    /// The last push ids of some clients on a layer, each looked up in the primary key (as
+    /// ``RecordsByID`` looks up records: with `IN`, the plan kept for the statement could read the
+    /// push state of every client of the layer).
     struct LastPushIDs: PostgresPreparedStatement {
         static let sql = """
-            SELECT user_scope, client_id, push_id FROM client_pushes
-            WHERE document_id = $1 AND layer = $2 AND (user_scope, client_id) IN (
-                SELECT * FROM unnest($3::text[], $4::text[]))
+            SELECT found.* FROM unnest($3::text[], $4::text[]) AS wanted(user_scope, client_id)
+            CROSS JOIN LATERAL (
+                SELECT user_scope, client_id, push_id FROM client_pushes
+                WHERE document_id = $1 AND layer = $2 AND user_scope = wanted.user_scope
+                    AND client_id = wanted.client_id
+                LIMIT 1
+            ) AS found
             """
         typealias Row = (String, String, Int64)
         var documentID: String
