@@ -46,7 +46,9 @@ public final class PostgresTestServer: Sendable {
     public let directory: URL
     /// Whether the server writes durably (`fsync`); tests do not need it.
     public let fsync: Bool
-    private let binaries: URL
+    /// The directory of the server's programs (`initdb`, `pg_ctl`, `postgres`, and on Debian
+    /// `pgbench` beside them).
+    public let binaries: URL
     private let state = NIOLockedValueBox(State())
 
     private struct State {

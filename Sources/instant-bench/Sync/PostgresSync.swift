@@ -22,8 +22,8 @@ enum PostgresSync {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             try await measure(
-                a: BenchAPI(http: http, server: nodeA), b: BenchAPI(http: http, server: nodeB), url: url,
-                listeners: listeners, rounds: rounds, writers: writers)
+                a: BenchAPI(http: http, server: nodeA), b: BenchAPI(http: http, server: nodeB), server: database,
+                url: url, listeners: listeners, rounds: rounds, writers: writers)
         } catch {
             try? await http.shutdown()
             throw error
@@ -32,7 +32,8 @@ enum PostgresSync {
     }
 
     private static func measure(
-        a: BenchAPI, b: BenchAPI, url: String, listeners: [Int], rounds: Int, writers: Int
+        a: BenchAPI, b: BenchAPI, server: PostgresTestServer, url: String, listeners: [Int], rounds: Int,
+        writers: Int
     ) async throws {
         print(
             "PostgreSQL (fsync on) at \(url), nodes \(a.server.baseURL) and \(b.server.baseURL), "
@@ -51,12 +52,21 @@ enum PostgresSync {
         let overHTTP = try await Throughput.measure(api: a, writers: writers, changesPerPush: 1)
         let onSockets = try await Throughput.measureOnSockets(api: a, writers: writers, changesPerPush: 1)
         let raw = try await RawPostgres.rate(url: url, writers: writers)
+        let pgbench = try RawPostgres.pgbenchRate(server: server, url: url, clients: writers)
         for (rate, transport) in [(overHTTP, "over HTTP"), (onSockets, "on WebSockets")] {
+            var line = String(
+                format: "throughput, 1-change pushes %@, %d writers, one layer: %.0f changes/s "
+                    + "(raw PostgreSQL %.0f single-row commits/s from %d connections: %.0f%%",
+                transport, writers, rate, raw, writers, rate / raw * 100)
+            if let pgbench {
+                line += String(format: "; pgbench %.0f from %d clients: %.0f%%", pgbench, writers, rate / pgbench * 100)
+            }
+            print(line + ")")
+        }
+        if pgbench == nil {
             print(
-                String(
-                    format: "throughput, 1-change pushes %@, %d writers, one layer: %.0f changes/s "
-                        + "(raw PostgreSQL %.0f single-row commits/s from %d connections: %.0f%%)",
-                    transport, writers, rate, raw, writers, rate / raw * 100))
+                "(pgbench is not installed beside the PostgreSQL server: the raw rate is measured with postgres-nio only)"
+            )
         }
         let oneNode = try await Throughput.measureLayers(apis: [a], layers: 10, writers: writers)
         let twoNodes = try await Throughput.measureLayers(apis: [a, b], layers: 10, writers: writers)
@@ -68,8 +78,54 @@ enum PostgresSync {
 }
 
 /// The floor: single-row commits straight into the same PostgreSQL, from as many connections as
-/// the benchmark has writers.
+/// the benchmark has writers; with postgres-nio (the client the server uses), and with PostgreSQL's
+/// own `pgbench`, whose C client costs less per statement (the same machine runs the clients).
 enum RawPostgres {
+    /// Single-row commits per second from `clients` pgbench clients (prepared statements, two
+    /// threads, 3,000 commits each), of the same rows as ``rate(url:writers:)`` into the same table; `nil` when
+    /// pgbench is not installed beside the server's programs.
+    static func pgbenchRate(server: PostgresTestServer, url: String, clients: Int) throws -> Double? {
+        // Beside the server's programs, or beside the files they link to (Debian links them from
+        // /usr/lib/postgresql/<version>/bin).
+        let directories = [
+            server.binaries,
+            server.binaries.appendingPathComponent("initdb").resolvingSymlinksInPath().deletingLastPathComponent(),
+        ]
+        guard
+            let pgbench = directories.map({ $0.appendingPathComponent("pgbench") }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0.path)
+            })
+        else { return nil }
+        guard let database = URLComponents(string: url)?.path.dropFirst(), !database.isEmpty else {
+            throw BenchmarkError("Cannot read the database of the PostgreSQL URL \(url).")
+        }
+        let content = rowContent.map { String(format: "%02x", $0) }.joined()
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("pgbench-\(UUID()).sql")
+        defer { try? FileManager.default.removeItem(at: script) }
+        try Data(
+            """
+            INSERT INTO raw_commits (id, revision, content, updated_at)
+                VALUES ('pgbench-' || :client_id || '-' || md5(random()::text || clock_timestamp()::text), 1,
+                    '\\x\(content)'::bytea, extract(epoch from clock_timestamp()));
+            """.replacingOccurrences(of: "\n", with: " ").utf8
+        ).write(to: script)
+        let output = try ExternalTool.run(
+            pgbench.path,
+            [
+                "-h", "127.0.0.1", "-p", "\(server.port)", "-U", PostgresTestServer.user, "-n", "-M", "prepared",
+                "-f", script.path, "-c", "\(clients)", "-j", "2", "-t", "3000", String(database),
+            ], includingErrors: true)
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
+            let tps = Double(line.dropFirst(6).prefix { $0 != " " })
+        else { throw BenchmarkError("pgbench did not say its rate: \(output.suffix(500))") }
+        return tps
+    }
+
+    /// The content of a benchmark row: a note as a push stores it.
+    static let rowContent =
+        notePush(client: "raw", pushID: 1, base: 0, ids: ["x"])["changes"]?.arrayValue?.first?["content"]?
+        .serialized() ?? Data()
+
     static func rate(url: String, writers: Int) async throws -> Double {
         guard let components = URLComponents(string: url), let host = components.host, let port = components.port
         else { throw BenchmarkError("Cannot read the PostgreSQL URL \(url).") }
@@ -87,9 +143,7 @@ enum RawPostgres {
             try await client.query(
                 "CREATE TABLE raw_commits (id TEXT PRIMARY KEY, revision BIGINT, content BYTEA, updated_at DOUBLE PRECISION)",
                 logger: logger)
-            let content =
-                notePush(client: "raw", pushID: 1, base: 0, ids: ["x"])["changes"]?.arrayValue?.first?["content"]?
-                .serialized() ?? Data()
+            let content = rowContent
             let perWriter = 500
             let start = DispatchTime.now().uptimeNanoseconds
             try await withThrowingTaskGroup(of: Void.self) { writersGroup in
