@@ -99,7 +99,7 @@ enum RawPostgres {
         guard let database = URLComponents(string: url)?.path.dropFirst(), !database.isEmpty else {
             throw BenchmarkError("Cannot read the database of the PostgreSQL URL \(url).")
         }
-        let content = rowContent.map { String(format: "%02x", $0) }.joined()
+        let content = benchmarkNoteContent.map { String(format: "%02x", $0) }.joined()
         let script = FileManager.default.temporaryDirectory.appendingPathComponent("pgbench-\(UUID()).sql")
         defer { try? FileManager.default.removeItem(at: script) }
         try Data(
@@ -121,11 +121,6 @@ enum RawPostgres {
         return tps
     }
 
-    /// The content of a benchmark row: a note as a push stores it.
-    static let rowContent =
-        notePush(client: "raw", pushID: 1, base: 0, ids: ["x"])["changes"]?.arrayValue?.first?["content"]?
-        .serialized() ?? Data()
-
     static func rate(url: String, writers: Int) async throws -> Double {
         guard let components = URLComponents(string: url), let host = components.host, let port = components.port
         else { throw BenchmarkError("Cannot read the PostgreSQL URL \(url).") }
@@ -143,7 +138,7 @@ enum RawPostgres {
             try await client.query(
                 "CREATE TABLE raw_commits (id TEXT PRIMARY KEY, revision BIGINT, content BYTEA, updated_at DOUBLE PRECISION)",
                 logger: logger)
-            let content = rowContent
+            let content = benchmarkNoteContent
             let perWriter = 500
             let start = DispatchTime.now().uptimeNanoseconds
             try await withThrowingTaskGroup(of: Void.self) { writersGroup in

@@ -238,6 +238,12 @@ func notePush(client: String, pushID: Int64, base: Int64, ids: [String]) -> JSON
     ]
 }
 
+/// The content of one note of ``notePush(client:pushID:base:ids:)``, serialized: the row the raw
+/// commit rates write.
+let benchmarkNoteContent =
+    notePush(client: "raw", pushID: 1, base: 0, ids: ["x"])["changes"]?.arrayValue?.first?["content"]?.serialized()
+    ?? Data()
+
 /// Percentiles of samples in milliseconds.
 struct Percentiles {
     var p50: Double

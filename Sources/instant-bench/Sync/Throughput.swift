@@ -194,9 +194,7 @@ enum RawSQLite {
             try db.execute(
                 sql: "CREATE TABLE records (id TEXT PRIMARY KEY, revision INTEGER, content BLOB, updated_at REAL)")
         }
-        let content =
-            notePush(client: "raw", pushID: 1, base: 0, ids: ["x"])["changes"]?.arrayValue?.first?["content"]?
-            .serialized() ?? Data()
+        let content = benchmarkNoteContent
         let commits = rowsPerCommit == 1 ? 2_000 : 200
         let start = DispatchTime.now().uptimeNanoseconds
         for commit in 0..<commits {

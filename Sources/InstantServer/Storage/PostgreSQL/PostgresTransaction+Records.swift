@@ -99,21 +99,24 @@ extension PostgresTransaction {
         revision: Int64,
         at time: Date
     ) async throws -> Int {
-        try await value(
-            """
-            WITH copied AS (
-                INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
-                    updated_by, pdf_object_id, content, updated_at, thread_root)
-                SELECT document_id, \(target), id, kind, \(revision), false, group_name, created_by, updated_by,
-                    pdf_object_id, content, \(time.timeIntervalSince1970), thread_root
-                FROM records WHERE document_id = \(documentID) AND layer = \(source) AND NOT deleted
-                RETURNING 1
-            )
-            SELECT count(*) FROM copied
-            """,
-            as: Int.self,
-            "copying the layer '\(source)' of the document '\(documentID)' to '\(target)'"
-        ) ?? 0
+        let copied =
+            try await value(
+                """
+                WITH copied AS (
+                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
+                        updated_by, pdf_object_id, content, updated_at, thread_root)
+                    SELECT document_id, \(target), id, kind, \(revision), false, group_name, created_by, updated_by,
+                        pdf_object_id, content, \(time.timeIntervalSince1970), thread_root
+                    FROM records WHERE document_id = \(documentID) AND layer = \(source) AND NOT deleted
+                    RETURNING 1
+                )
+                SELECT count(*) FROM copied
+                """,
+                as: Int.self,
+                "copying the layer '\(source)' of the document '\(documentID)' to '\(target)'"
+            ) ?? 0
+        recordStatistics?.noteWritten(copied)
+        return copied
     }
 
     func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
