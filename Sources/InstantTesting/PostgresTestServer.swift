@@ -36,7 +36,7 @@ public final class PostgresTestServer: Sendable {
 
     /// The user every database belongs to.
     public static let user = "instant"
-    /// The database that ``start(fsync:)`` creates.
+    /// The database that ``start(fsync:settings:)`` creates.
     public static let defaultDatabase = "instant"
 
     /// The TCP port on 127.0.0.1 (also in the name of the Unix socket).
@@ -46,6 +46,8 @@ public final class PostgresTestServer: Sendable {
     public let directory: URL
     /// Whether the server writes durably (`fsync`); tests do not need it.
     public let fsync: Bool
+    /// Settings of the server beyond the defaults of ``start(fsync:settings:)``, by name.
+    public let settings: [String: String]
     /// The directory of the server's programs (`initdb`, `pg_ctl`, `postgres`, and on Debian
     /// `pgbench` beside them).
     public let binaries: URL
@@ -79,10 +81,11 @@ public final class PostgresTestServer: Sendable {
     private var logFile: URL { directory.appendingPathComponent("postgres.log") }
     private var dataDirectory: String { directory.appendingPathComponent("data").path }
 
-    private init(port: Int, directory: URL, fsync: Bool, binaries: URL) {
+    private init(port: Int, directory: URL, fsync: Bool, settings: [String: String], binaries: URL) {
         self.port = port
         self.directory = directory
         self.fsync = fsync
+        self.settings = settings
         self.binaries = binaries
     }
 
@@ -99,9 +102,14 @@ public final class PostgresTestServer: Sendable {
     }
 
     /// Starts a new server with an empty database ``defaultDatabase``.
-    /// - Parameter fsync: Whether the server writes durably; off makes tests faster.
+    /// - Parameters:
+    ///   - fsync: Whether the server writes durably; off makes tests faster.
+    ///   - settings: Settings of the server, by name (`postgres -c name=value`), such as
+    ///     `shared_preload_libraries`.
     /// - Throws: ``Failure`` when PostgreSQL is not installed or does not start.
-    public static func start(fsync: Bool = false) async throws -> PostgresTestServer {
+    public static func start(fsync: Bool = false, settings: [String: String] = [:]) async throws
+        -> PostgresTestServer
+    {
         let binaries = try findBinaries()
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("instant-pg-\(UUID().uuidString.prefix(8))")
@@ -120,7 +128,8 @@ public final class PostgresTestServer: Sendable {
             var attempt = 1
             while true {
                 let server = PostgresTestServer(
-                    port: try await freePort(), directory: directory, fsync: fsync, binaries: binaries)
+                    port: try await freePort(), directory: directory, fsync: fsync, settings: settings,
+                    binaries: binaries)
                 do {
                     try await server.startServer()
                 } catch let error as Failure where attempt < 5 && error.description.contains("already in use") {
@@ -173,6 +182,7 @@ public final class PostgresTestServer: Sendable {
             "-c", "max_connections=300",
         ]
         if !fsync { arguments += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] }
+        for (name, value) in settings.sorted(by: { $0.key < $1.key }) { arguments += ["-c", "\(name)=\(value)"] }
         if !FileManager.default.fileExists(atPath: logFile.path) {
             FileManager.default.createFile(atPath: logFile.path, contents: nil)
         }

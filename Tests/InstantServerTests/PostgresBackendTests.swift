@@ -401,7 +401,7 @@ struct PostgresBackendTests {
     @Test func groupLookupsReadThePrimaryKeyWhateverTheStatistics() async throws {
         try await withPostgresBackend { backend in
             try await Self.makeLayer(backend)
-            let (recordsPlan, pushesPlan) = try await backend.write { transaction throws in
+            let (recordsPlan, groupPlan) = try await backend.write { transaction throws in
                 let postgres = transaction as! PostgresTransaction
                 try await postgres.execute(
                     "INSERT INTO layers (document_id, name, revision) SELECT 'd', 'small' || g, 0 FROM generate_series(1, 1000) g",
@@ -439,30 +439,114 @@ struct PostgresBackendTests {
                         PreparedStatements.RecordsByID.sql, parameters: "text, text, text[]",
                         arguments: "'d', '', ARRAY['big1', 'big2']"),
                     try await plan(
-                        PreparedStatements.LastPushIDs.sql, parameters: "text, text, text[], text[]",
-                        arguments: "'d', '', ARRAY['u'], ARRAY['big1']")
+                        PreparedStatements.GroupReads.sql, parameters: "text, text, text[], text[], text[], bigint",
+                        arguments: "'d', '', ARRAY['big1', 'big2'], ARRAY['u'], ARRAY['big1'], 4998")
                 )
             }
             #expect(recordsPlan.contains("records_pkey"), "\(recordsPlan)")
             #expect(recordsPlan.contains("(id = "), "the id is part of the index condition: \(recordsPlan)")
             #expect(!recordsPlan.contains("Filter"), "\(recordsPlan)")
-            #expect(pushesPlan.contains("client_pushes_pkey"), "\(pushesPlan)")
-            #expect(pushesPlan.contains("(client_id = "), "the client is part of the index condition: \(pushesPlan)")
-            #expect(!pushesPlan.contains("Filter") && !pushesPlan.contains("Hash"), "\(pushesPlan)")
-            let (found, pushIDs) = try await backend.read { transaction throws in
+            #expect(groupPlan.contains("records_pkey"), "\(groupPlan)")
+            #expect(groupPlan.contains("(id = "), "the id is part of the index condition: \(groupPlan)")
+            #expect(groupPlan.contains("client_pushes_pkey"), "\(groupPlan)")
+            #expect(groupPlan.contains("(client_id = "), "the client is part of the index condition: \(groupPlan)")
+            #expect(groupPlan.contains("(revision > "), "the changes come from the revision index: \(groupPlan)")
+            #expect(
+                !groupPlan.contains("Filter") && !groupPlan.contains("Hash Join") && !groupPlan.contains("Seq Scan"),
+                "\(groupPlan)")
+            let (found, read) = try await backend.read { transaction throws in
                 (
                     try await transaction.records(
                         documentID: "d", layer: "", ids: ["big2", "big1", "big2", "missing"]),
-                    try await transaction.lastPushIDs(
-                        documentID: "d", layer: "",
+                    try await transaction.groupReads(
+                        documentID: "d", layer: "", ids: ["big2", "big1", "big2", "missing"],
                         clients: [
                             ClientIdentity(userID: "u", clientID: "big1"),
                             ClientIdentity(userID: "u", clientID: "unknown"),
-                        ])
+                        ], changedAfter: 4998)
                 )
             }
             #expect(found.map(\.id).sorted() == ["big1", "big2"], "each id once")
-            #expect(pushIDs == [ClientIdentity(userID: "u", clientID: "big1"): 1])
+            #expect(read.records.map(\.id).sorted() == ["big1", "big2"], "each id once")
+            #expect(read.lastPushIDs == [ClientIdentity(userID: "u", clientID: "big1"): 1])
+            #expect(read.changed.map(\.id) == ["big4999", "big5000"], "by revision")
+        }
+    }
+
+    /// A group transaction costs five statements whatever the number of its commits and of their
+    /// changes and answers: `BEGIN`, the layer's lock, one read (the records the commits name, the
+    /// clients' last pushes, the changes the answers ask), one write (the records, the revision,
+    /// the push ids, the notification) and `COMMIT`. Each statement waits for PostgreSQL's answer
+    /// while the layer is locked, so their number bounds the pushes a layer takes per second.
+    @Test func aGroupTransactionIsFiveStatements() async throws {
+        let server = try await PostgresTestServer.start(settings: ["shared_preload_libraries": "pg_stat_statements"])
+        defer { server.stop() }
+        try await withPostgresBackend(on: server) { backend in
+            try await Self.makeLayer(backend)
+            let storage = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            try await backend.readStatement { transaction in
+                try await (transaction as! PostgresTransaction).execute(
+                    "CREATE EXTENSION pg_stat_statements", "counting statements")
+            }
+            @Sendable func resetCount() async throws {
+                try await backend.readStatement { transaction in
+                    try await (transaction as! PostgresTransaction).execute(
+                        "SELECT pg_stat_statements_reset()", "resetting the count")
+                }
+            }
+            @Sendable func count() async throws -> [String: Int64] {
+                try await backend.readStatement { transaction in
+                    let rows = try await (transaction as! PostgresTransaction).map(
+                        """
+                        SELECT query, calls FROM pg_stat_statements
+                        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                            AND query NOT LIKE '%pg_stat_statements%'
+                        """, "reading the count"
+                    ) { try $0.decode((String, Int64).self) }
+                    return Dictionary(rows, uniquingKeysWith: +)
+                }
+            }
+            @Sendable func push(_ client: String, ids: [String]) async throws -> Int {
+                try await storage.apply(
+                    documentID: "d", layer: "",
+                    push: ClientPush(client: ClientIdentity(userID: "u", clientID: client), pushID: 1),
+                    reading: ids,
+                    deciding: { _ in
+                        LayerDecision(changes: ids.map { .put(StorageConformanceTests.annotation($0)) }, outcome: ())
+                    },
+                    answerReadsChangesAfter: { _ in 0 },
+                    answering: { reader, _, _ in try await reader.records(changedAfter: 0).count }
+                ).answer ?? -1
+            }
+            try await resetCount()
+            #expect(try await push("alone", ids: (0..<30).map { "a\($0)" }) == 30)
+            let alone = try await count()
+            #expect(alone.values.reduce(0, +) == 5, "\(alone)")
+
+            // A commit holds the layer while nine others queue behind it: they make one group.
+            try await resetCount()
+            let (released, release) = AsyncStream.makeStream(of: Void.self)
+            let (deciding, decidingSignal) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await storage.apply(documentID: "d", layer: "", push: nil) { _ in
+                    decidingSignal.yield()
+                    for await _ in released { break }
+                    return LayerDecision(changes: [.put(StorageConformanceTests.annotation("held"))], outcome: ())
+                }
+            }
+            for await _ in deciding { break }
+            let queued = (0..<9).map { client in
+                Task { try await push("c\(client)", ids: ["c\(client)-1", "c\(client)-2"]) }
+            }
+            let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == 9 })
+            release.yield()
+            _ = try await holder.value
+            var answers: [Int] = []
+            for task in queued { answers.append(try await task.value) }
+            #expect(answers == Array(repeating: 30 + 1 + 18, count: 9), "each answer sees the whole group")
+            let grouped = try await count()
+            #expect(grouped.values.reduce(0, +) == 10, "two groups: \(grouped)")
         }
     }
 

@@ -34,9 +34,10 @@ struct GroupCommit: Sendable {
 
 /// The records of one layer that the commits of a write transaction read and write, kept in memory
 /// while the layer is locked: nothing else writes them before the transaction ends, so a record read
-/// once is not read again, and the writes of all the commits go to the database together, in one
-/// upsert, when the transaction needs them there (``flush(to:documentID:layer:)``), each record as
-/// it was last written. A commit sees the writes of the commits before it from here.
+/// once is not read again, and the writes of all the commits go to the database together, each
+/// record as it was last written: at the end of the transaction (``takeUnflushed()``), or before,
+/// in one upsert, when a read needs them there (``flush(to:documentID:layer:)``). A commit sees the
+/// writes of the commits before it from here.
 final class GroupRecords: Sendable {
     private struct State {
         /// The records as they are now in the transaction (read, or written since), by id.
@@ -45,6 +46,8 @@ final class GroupRecords: Sendable {
         var absent: Set<String> = []
         /// The rows written since the last flush, by id.
         var unflushed: [String: RecordRow] = [:]
+        /// The ids of the records written in the transaction.
+        var written: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -81,16 +84,28 @@ final class GroupRecords: Sendable {
                 state.records[row.record.id] = row.record
                 state.absent.remove(row.record.id)
                 state.unflushed[row.record.id] = row
+                state.written.insert(row.record.id)
             }
+        }
+    }
+
+    /// The records written in the transaction, each as it was last written.
+    func written() -> [StoredRecord] {
+        state.withLock { state in state.written.compactMap { state.records[$0] } }
+    }
+
+    /// The rows written since the last flush, which the caller writes to the database; the next
+    /// flush starts after them.
+    func takeUnflushed() -> [RecordRow] {
+        state.withLock { state in
+            defer { state.unflushed = [:] }
+            return Array(state.unflushed.values)
         }
     }
 
     /// Writes the rows kept since the last flush to the database, in one upsert.
     func flush(to transaction: any StorageTransaction, documentID: String, layer: String) async throws {
-        let rows = state.withLock { state in
-            defer { state.unflushed = [:] }
-            return Array(state.unflushed.values)
-        }
+        let rows = takeUnflushed()
         guard !rows.isEmpty else { return }
         try await transaction.upsert(rows, documentID: documentID, layer: layer)
     }

@@ -196,12 +196,11 @@ extension InstantStorage {
     /// annotations with comments):
     /// 1. the layer locked until the commit (commits to one layer follow each other, on every
     ///    server node, and each takes the revision after the one before);
-    /// 2. the last push ids of the group's clients, and the records every commit declared it reads,
-    ///    read at once;
-    /// 3. each commit in turn, deciding and writing in memory (``GroupRecords``);
-    /// 4. every record written, in one upsert; the records changed after the lowest revision the
-    ///    answers ask from, read once; each commit's answer from them;
-    /// 5. the layer's revision, the push ids and the announcement written at once;
+    /// 2. at once: the last push ids of the group's clients, the records every commit declared it
+    ///    reads, and the records changed after the lowest revision the answers ask from;
+    /// 3. each commit in turn, deciding and writing in memory (``GroupRecords``); then each
+    ///    commit's answer, from the changes read in 2 and the group's writes;
+    /// 4. every record written, the layer's revision, the push ids and the announcement, at once;
     ///
     /// and after the commit, the observers and each commit's caller, by the delivery it returns.
     /// `written` is called once the statements are done, before the commit: the queue starts the
@@ -213,34 +212,25 @@ extension InstantStorage {
             let (documentID, layerName) = (key.documentID, key.layer)
             guard let (layer, pageCount) = try await transaction.lockLayer(documentID: documentID, name: layerName)
             else { throw try await Self.missingLayer(transaction, documentID: documentID, name: layerName) }
-            let clients = Array(Set(jobs.compactMap { $0.push?.client }))
-            let records = GroupRecords()
             let reading = Array(Set(jobs.flatMap(\.reading)))
-            if !reading.isEmpty {
-                records.remember(
-                    try await transaction.records(documentID: documentID, layer: layerName, ids: reading),
-                    lookedFor: reading)
-            }
+            let answersAfter = jobs.map { $0.answerReadsChangesAfter(layer.revision) }
+            let changesAfter = answersAfter.compactMap(\.self).min()
+            let read = try await transaction.groupReads(
+                documentID: documentID, layer: layerName, ids: reading,
+                clients: Array(Set(jobs.compactMap { $0.push?.client })), changedAfter: changesAfter)
+            let records = GroupRecords()
+            records.remember(read.records, lookedFor: reading)
             var group = GroupCommit(
-                layer: layer,
-                lastPushIDs: try await transaction.lastPushIDs(
-                    documentID: documentID, layer: layerName, clients: clients),
-                pageCount: pageCount, records: records)
+                layer: layer, lastPushIDs: read.lastPushIDs, pageCount: pageCount, records: records)
             var answering: [LayerCommitQueue.Answering] = []
             for job in jobs { answering.append(try await job.run(transaction, &group)) }
-            try await records.flush(to: transaction, documentID: documentID, layer: layerName)
 
-            let answersAfter = jobs.map { $0.answerReadsChangesAfter(layer.revision) }
-            var changed: ChangedRecords?
-            if let changesAfter = answersAfter.compactMap(\.self).min() {
-                changed = ChangedRecords(
-                    after: changesAfter,
-                    records: try await transaction.records(
-                        documentID: documentID, layer: layerName, changedAfter: changesAfter))
-            }
             let after = LayerReader(
                 transaction: transaction, documentID: documentID, layer: layerName, revision: group.layer.revision,
-                pageCount: pageCount, records: records, changed: changed)
+                pageCount: pageCount, records: records,
+                changed: changesAfter.map {
+                    ChangedRecords(after: $0, committedBefore: read.changed, writtenSince: records.written())
+                })
             var deliveries: [@Sendable () -> Void] = []
             for (answer, answersAfter) in zip(answering, answersAfter) {
                 deliveries.append(try await answer(answersAfter == nil ? nil : after))
@@ -250,7 +240,8 @@ extension InstantStorage {
             let events: [StorageEvent] =
                 revised.map { [.revisionChanged(documentID: documentID, layer: layerName, revision: $0)] } ?? []
             try await transaction.finishCommits(
-                documentID: documentID, layer: layerName, revision: revised, pushes: group.pushes, announcing: events)
+                documentID: documentID, layer: layerName, writing: records.takeUnflushed(), revision: revised,
+                pushes: group.pushes, announcing: events)
             written()
             return (events, group.changes, deliveries)
         }
@@ -331,10 +322,10 @@ extension InstantStorage {
     ///
     /// The layer's revision (``CommitResult/revision``) is for the caller to store, with the push
     /// ids, once for all the commits of its transaction
-    /// (``StorageTransaction/finishCommits(documentID:layer:revision:pushes:announcing:)``). The
+    /// (``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``). The
     /// records are read through `records` (what the transaction read or wrote since the layer was
-    /// locked is not read again) and written there: the caller flushes them to the database
-    /// (``GroupRecords/flush(to:documentID:layer:)``).
+    /// locked is not read again) and written there: the caller writes them to the database
+    /// (``GroupRecords/takeUnflushed()`` or ``GroupRecords/flush(to:documentID:layer:)``).
     static func commit(
         _ changes: [RecordChange],
         to layer: StoredLayer,
@@ -524,4 +515,14 @@ public struct LayerReader: Sendable {
 struct ChangedRecords: Sendable {
     var after: Int64
     var records: [StoredRecord]
+
+    /// The records changed after `after` once a transaction wrote `written`: those read before it
+    /// wrote them (`committed`, changed after `after`), each replaced by what the transaction
+    /// wrote last, and the transaction's writes.
+    init(after: Int64, committedBefore committed: [StoredRecord], writtenSince written: [StoredRecord]) {
+        var byID = Dictionary(committed.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        for record in written { byID[record.id] = record }
+        self.after = after
+        records = byID.values.filter { $0.revision > after }.sorted { ($0.revision, $0.id) < ($1.revision, $1.id) }
+    }
 }

@@ -59,6 +59,25 @@ public struct RecordRow: Sendable, Hashable {
     }
 }
 
+/// What a group transaction reads once its layer is locked
+/// (``StorageTransaction/groupReads(documentID:layer:ids:clients:changedAfter:)``).
+public struct GroupReads: Sendable {
+    /// The records with the ids asked (tombstones included), in no particular order.
+    public var records: [StoredRecord]
+    /// The last push ids of the clients asked (clients without one are absent).
+    public var lastPushIDs: [ClientIdentity: Int64]
+    /// The records (tombstones included) changed after the revision asked, by revision then id;
+    /// empty when none was asked.
+    public var changed: [StoredRecord]
+
+    /// Creates what a group read.
+    public init(records: [StoredRecord], lastPushIDs: [ClientIdentity: Int64], changed: [StoredRecord]) {
+        self.records = records
+        self.lastPushIDs = lastPushIDs
+        self.changed = changed
+    }
+}
+
 /// A client's last push applied on a layer, as a backend stores it for exactly-once pushes.
 public struct StoredPush: Sendable, Hashable {
     /// The client, within its user.
@@ -181,12 +200,24 @@ public protocol StorageTransaction: Sendable {
     func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
         -> [ClientIdentity: Int64]
 
-    /// Ends the commits of a group transaction on a layer together: sets the layer's revision
-    /// (unless `nil`), stores each client's last push id, and announces the events to the other
-    /// nodes. The default calls ``setRevision(documentID:layer:to:)``,
+    /// What a group transaction on a (locked) layer reads before its commits, together: the records
+    /// with the given ids, the last push ids of the given clients, and the records changed after
+    /// `changedAfter` (none when `nil`). The default reads them in turn
+    /// (``records(documentID:layer:ids:)``, ``lastPushIDs(documentID:layer:clients:)``,
+    /// ``records(documentID:layer:changedAfter:)``); a backend whose statements each cost a round
+    /// trip reads them in one.
+    func groupReads(
+        documentID: String, layer: String, ids: [String], clients: [ClientIdentity], changedAfter: Int64?
+    ) async throws -> GroupReads
+
+    /// Ends the commits of a group transaction on a layer together: writes the rows (at most one
+    /// per record id) as ``upsert(_:documentID:layer:)`` does, sets the layer's revision (unless
+    /// `nil`), stores each client's last push id, and announces the events to the other nodes. The
+    /// default calls ``upsert(_:documentID:layer:)``, ``setRevision(documentID:layer:to:)``,
     /// ``setLastPushID(_:documentID:layer:client:revision:)`` and ``announce(_:)``.
     func finishCommits(
-        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+        documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
+        announcing events: [StorageEvent]
     ) async throws
 
     // MARK: Attachments
@@ -245,9 +276,24 @@ extension StorageTransaction {
         return found
     }
 
+    public func groupReads(
+        documentID: String, layer: String, ids: [String], clients: [ClientIdentity], changedAfter: Int64?
+    ) async throws -> GroupReads {
+        var changed: [StoredRecord] = []
+        if let changedAfter {
+            changed = try await records(documentID: documentID, layer: layer, changedAfter: changedAfter)
+        }
+        return GroupReads(
+            records: try await records(documentID: documentID, layer: layer, ids: ids),
+            lastPushIDs: try await lastPushIDs(documentID: documentID, layer: layer, clients: clients),
+            changed: changed)
+    }
+
     public func finishCommits(
-        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+        documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
+        announcing events: [StorageEvent]
     ) async throws {
+        if !rows.isEmpty { try await upsert(rows, documentID: documentID, layer: layer) }
         if let revision { try await setRevision(documentID: documentID, layer: layer, to: revision) }
         for push in pushes {
             try await setLastPushID(

@@ -28,36 +28,6 @@ enum PreparedStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// The last push ids of some clients on a layer, each looked up in the primary key (as
-    /// ``RecordsByID`` looks up records: with `IN`, the plan kept for the statement could read the
-    /// push state of every client of the layer).
-    struct LastPushIDs: PostgresPreparedStatement {
-        static let sql = """
-            SELECT found.* FROM unnest($3::text[], $4::text[]) AS wanted(user_scope, client_id)
-            CROSS JOIN LATERAL (
-                SELECT user_scope, client_id, push_id FROM client_pushes
-                WHERE document_id = $1 AND layer = $2 AND user_scope = wanted.user_scope
-                    AND client_id = wanted.client_id
-                LIMIT 1
-            ) AS found
-            """
-        typealias Row = (String, String, Int64)
-        var documentID: String
-        var layer: String
-        var clients: [ClientIdentity]
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(documentID)
-            bindings.append(layer)
-            bindings.append(clients.map(\.userScope))
-            bindings.append(clients.map(\.clientID))
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-    }
-
     /// Records of a layer by id, each looked up in the primary key.
     ///
     /// Written as one lookup per id (a `LATERAL` subquery with `LIMIT 1`, which the planner keeps
@@ -113,13 +83,100 @@ enum PreparedStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try PostgresTransaction.record(from: row) }
     }
 
-    /// The end of a group transaction in one statement: the layer's revision (unless `nil`), the
-    /// clients' push ids, and the notifications. Data-modifying WITH queries run once whether or not
-    /// the main query reads them; `pg_notify` delivers at commit, in commit order, and not at all on
-    /// rollback.
+    /// What a group transaction reads once its layer is locked, in one statement: the records with
+    /// the ids of `$3` (part 0), the records changed after revision `$6` (part 1, none when `$6` is
+    /// `NULL`), and the last push ids of the clients of `$4` and `$5` (part 2, in the last three
+    /// columns). Each lookup by key goes into the primary key one key at a time, as in
+    /// ``RecordsByID`` (with `IN`, the plan kept for the statement could read the push state of
+    /// every client of the layer).
+    struct GroupReads: PostgresPreparedStatement {
+        static let sql = """
+            SELECT 0, found.*, NULL::text, NULL::text, NULL::bigint
+            FROM (SELECT DISTINCT unnest($3::text[])) AS wanted(id)
+            CROSS JOIN LATERAL (
+                SELECT \(PostgresTransaction.recordColumns) FROM records
+                WHERE document_id = $1 AND layer = $2 AND id = wanted.id
+                LIMIT 1
+            ) AS found
+            UNION ALL
+            SELECT 1, \(PostgresTransaction.recordColumns), NULL, NULL, NULL FROM records
+            WHERE document_id = $1 AND layer = $2 AND revision > $6::bigint
+            UNION ALL
+            SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, found.*
+            FROM unnest($4::text[], $5::text[]) AS wanted(user_scope, client_id)
+            CROSS JOIN LATERAL (
+                SELECT user_scope, client_id, push_id FROM client_pushes
+                WHERE document_id = $1 AND layer = $2 AND user_scope = wanted.user_scope
+                    AND client_id = wanted.client_id
+                LIMIT 1
+            ) AS found
+            """
+        enum Row {
+            case record(StoredRecord)
+            case changed(StoredRecord)
+            case push(userScope: String, clientID: String, pushID: Int64)
+        }
+        var documentID: String
+        var layer: String
+        var ids: [String]
+        var clients: [ClientIdentity]
+        var changedAfter: Int64?
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(documentID)
+            bindings.append(layer)
+            bindings.append(ids)
+            bindings.append(clients.map(\.userScope))
+            bindings.append(clients.map(\.clientID))
+            bindings.append(changedAfter)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let (
+                part, id, kind, revision, isDeleted, group, createdBy, updatedBy, pdfObjectID, content, updatedAt,
+                userScope, clientID, pushID
+            ) = try row.decode(
+                (
+                    Int32, String?, String?, Int64?, Bool?, String?, String?, String?, Int?, Data?, Double?, String?,
+                    String?, Int64?
+                ).self)
+            if part == 2, let userScope, let clientID, let pushID {
+                return .push(userScope: userScope, clientID: clientID, pushID: pushID)
+            }
+            guard part != 2, let id, let kind, let revision, let isDeleted, let content, let updatedAt else {
+                throw StorageError(
+                    .corrupted, "A row of the layer '\(layer)' read for a group has a NULL where a value belongs.")
+            }
+            let record = StoredRecord(
+                id: id, kind: RecordKind(rawValue: kind), revision: revision, isDeleted: isDeleted, group: group,
+                createdBy: createdBy, updatedBy: updatedBy, pdfObjectID: pdfObjectID, content: content,
+                updatedAt: Date(timeIntervalSince1970: updatedAt))
+            return part == 0 ? .record(record) : .changed(record)
+        }
+    }
+
+    /// The end of a group transaction in one statement: the records it wrote (an upsert of the
+    /// rows of `$10` to `$20`), the layer's revision (unless `nil`), the clients' push ids, and the
+    /// notifications. Data-modifying WITH queries run once whether or not the main query reads
+    /// them, and each touches its own table; `pg_notify` delivers at commit, in commit order, and
+    /// not at all on rollback.
     struct FinishCommits: PostgresPreparedStatement {
         static let sql = """
-            WITH revised AS (
+            WITH written AS (
+                INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
+                    updated_by, pdf_object_id, content, updated_at, thread_root)
+                SELECT $1, $2, rows.*
+                FROM unnest($10::text[], $11::text[], $12::bigint[], $13::boolean[], $14::text[], $15::text[],
+                    $16::text[], $17::bigint[], $18::bytea[], $19::double precision[], $20::text[]) AS rows
+                ON CONFLICT (document_id, layer, id) DO UPDATE SET kind = EXCLUDED.kind,
+                    revision = EXCLUDED.revision, deleted = EXCLUDED.deleted, group_name = EXCLUDED.group_name,
+                    created_by = EXCLUDED.created_by, updated_by = EXCLUDED.updated_by,
+                    pdf_object_id = EXCLUDED.pdf_object_id, content = EXCLUDED.content,
+                    updated_at = EXCLUDED.updated_at, thread_root = EXCLUDED.thread_root
+                RETURNING 1
+            ), revised AS (
                 UPDATE layers SET revision = $3::bigint
                 WHERE document_id = $1 AND name = $2 AND $3::bigint IS NOT NULL
                 RETURNING 1
@@ -138,9 +195,11 @@ enum PreparedStatements {
         var revision: Int64?
         var pushes: [StoredPush]
         var payloads: [String]
+        /// At most one row per record id (an upsert may not meet one key twice).
+        var rows: [RecordRow]
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 9)
+            var bindings = PostgresBindings(capacity: 20)
             bindings.append(documentID)
             bindings.append(layer)
             bindings.append(revision)
@@ -150,6 +209,18 @@ enum PreparedStatements {
             bindings.append(pushes.map(\.revision))
             bindings.append(PostgresBackend.eventChannel)
             bindings.append(payloads)
+            let records = rows.map(\.record)
+            bindings.append(records.map(\.id))
+            bindings.append(records.map(\.kind.rawValue))
+            bindings.append(records.map(\.revision))
+            bindings.append(records.map(\.isDeleted))
+            try bindings.append(PostgresColumn(records.map(\.group), arrayType: .textArray), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.createdBy), arrayType: .textArray), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.updatedBy), arrayType: .textArray), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.pdfObjectID), arrayType: .int8Array), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.content), arrayType: .byteaArray), context: .default)
+            bindings.append(records.map(\.updatedAt.timeIntervalSince1970))
+            try bindings.append(PostgresColumn(rows.map(\.threadRoot), arrayType: .textArray), context: .default)
             return bindings
         }
 

@@ -148,31 +148,49 @@ extension PostgresTransaction {
         )
     }
 
-    func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
-        -> [ClientIdentity: Int64]
-    {
-        guard !clients.isEmpty else { return [:] }
-        let pushes = try await rows(
-            PreparedStatements.LastPushIDs(documentID: documentID, layer: layer, clients: clients),
-            "reading the last pushes of \(clients.count) clients on the layer '\(layer)' of the document '\(documentID)'"
-        )
-        let byKey = Dictionary(
-            pushes.map { ("\($0.0)\u{0}\($0.1)", $0.2) }, uniquingKeysWith: { first, _ in first })
-        var found: [ClientIdentity: Int64] = [:]
-        for client in clients { found[client] = byKey["\(client.userScope)\u{0}\(client.clientID)"] }
-        return found
+    /// One statement (``PreparedStatements/GroupReads``).
+    func groupReads(
+        documentID: String, layer: String, ids: [String], clients: [ClientIdentity], changedAfter: Int64?
+    ) async throws -> GroupReads {
+        var read = GroupReads(records: [], lastPushIDs: [:], changed: [])
+        guard !ids.isEmpty || !clients.isEmpty || changedAfter != nil else { return read }
+        let rows = try await rows(
+            PreparedStatements.GroupReads(
+                documentID: documentID, layer: layer, ids: ids, clients: clients, changedAfter: changedAfter),
+            "reading \(ids.count) records, the last pushes of \(clients.count) clients and the changes of the layer "
+                + "'\(layer)' of the document '\(documentID)'")
+        var pushes: [String: Int64] = [:]
+        for row in rows {
+            switch row {
+            case .record(let record): read.records.append(record)
+            case .changed(let record): read.changed.append(record)
+            case .push(let userScope, let clientID, let pushID): pushes["\(userScope)\u{0}\(clientID)"] = pushID
+            }
+        }
+        read.changed.sort { ($0.revision, $0.id) < ($1.revision, $1.id) }
+        for client in clients { read.lastPushIDs[client] = pushes["\(client.userScope)\u{0}\(client.clientID)"] }
+        return read
     }
 
-    /// One statement: the revision, the push ids and the notifications of a group transaction
-    /// (``PreparedStatements/FinishCommits``).
+    /// One statement: the records, the revision, the push ids and the notifications of a group
+    /// transaction (``PreparedStatements/FinishCommits``). Rows beyond what one statement should
+    /// carry go ahead in ``upsert(_:documentID:layer:)``'s batches.
     func finishCommits(
-        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+        documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
+        announcing events: [StorageEvent]
     ) async throws {
+        var rows = rows.keepingLast(by: \.record.id)
+        if rows.count > 500 || rows.reduce(0, { $0 + $1.record.content.count }) > 16 << 20 {
+            try await upsert(rows, documentID: documentID, layer: layer)
+            rows = []
+        }
         let payloads = try events.flatMap { try PostgresBackend.payloads(.committed($0)) }
-        _ = try await rows(
+        _ = try await self.rows(
             PreparedStatements.FinishCommits(
-                documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads),
+                documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads,
+                rows: rows),
             "finishing the commits to the layer '\(layer)' of the document '\(documentID)'")
+        recordStatistics?.noteWritten(rows.count)
     }
 
     static func record(from row: PostgresRow) throws -> StoredRecord {

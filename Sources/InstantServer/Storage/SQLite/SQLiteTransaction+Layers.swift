@@ -131,11 +131,13 @@ extension SQLiteTransaction {
         }
     }
 
-    /// The revision and the push ids of a group in one hop to GRDB's queue; there are no other
-    /// nodes to announce the events to.
+    /// The records, the revision and the push ids of a group; there are no other nodes to announce
+    /// the events to.
     func finishCommits(
-        documentID: String, layer: String, revision: Int64?, pushes: [StoredPush], announcing events: [StorageEvent]
+        documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
+        announcing events: [StorageEvent]
     ) async throws {
+        try await upsert(rows, documentID: documentID, layer: layer)
         guard revision != nil || !pushes.isEmpty else { return }
         try await run { db in
             if let revision {
