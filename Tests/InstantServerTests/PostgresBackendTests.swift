@@ -477,7 +477,8 @@ struct PostgresBackendTests {
     /// changes and answers: `BEGIN`, the layer's lock, one read (the records the commits name, the
     /// clients' last pushes, the changes the answers ask), one write (the records, the revision,
     /// the push ids, the notification) and `COMMIT`. Each statement waits for PostgreSQL's answer
-    /// while the layer is locked, so their number bounds the pushes a layer takes per second.
+    /// while the layer is locked, so their number bounds the pushes a layer takes per second; the
+    /// pushes that arrive while a group waits for the lock join it.
     @Test func aGroupTransactionIsFiveStatements() async throws {
         let server = try await PostgresTestServer.start(settings: ["shared_preload_libraries": "pg_stat_statements"])
         defer { server.stop() }
@@ -547,6 +548,45 @@ struct PostgresBackendTests {
             #expect(answers == Array(repeating: 30 + 1 + 18, count: 9), "each answer sees the whole group")
             let grouped = try await count()
             #expect(grouped.values.reduce(0, +) == 10, "two groups: \(grouped)")
+
+            // Commits that arrive while a group waits for the layer's lock (held here as another
+            // node's transaction would hold it) join that group.
+            let (unblocked, unblock) = AsyncStream.makeStream(of: Void.self)
+            let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+            let otherNode = Task {
+                try await backend.write { transaction in
+                    try await (transaction as! PostgresTransaction).execute(
+                        "SELECT 1 FROM layers WHERE document_id = 'd' AND name = '' FOR UPDATE", "holding the layer")
+                    lockedSignal.yield()
+                    for await _ in unblocked { break }
+                }
+            }
+            for await _ in locked { break }
+            let first = Task { try await push("late0", ids: ["late0"]) }
+            #expect(
+                try await eventually {
+                    try await backend.readStatement { transaction in
+                        try await (transaction as! PostgresTransaction).value(
+                            """
+                            SELECT count(*) FROM pg_stat_activity
+                            WHERE datname = current_database() AND wait_event_type = 'Lock'
+                            """, as: Int64.self, "reading who waits for a lock") == 1
+                    }
+                })
+            try await resetCount()
+            let later = (1..<3).map { client in Task { try await push("late\(client)", ids: ["late\(client)"]) } }
+            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == 3 })
+            unblock.yield()
+            try await otherNode.value
+            var lateAnswers = [try await first.value]
+            for task in later { lateAnswers.append(try await task.value) }
+            #expect(lateAnswers == Array(repeating: 30 + 1 + 18 + 3, count: 3), "\(lateAnswers)")
+            let joined = try await count()
+            // The other node's statement is counted when its transaction ends (PostgreSQL ends an
+            // unnamed portal then).
+            #expect(
+                joined.values.reduce(0, +) == 6,
+                "the other node's lock and COMMIT, and one group's lock, read, write and COMMIT: \(joined)")
         }
     }
 

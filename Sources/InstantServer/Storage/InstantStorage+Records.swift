@@ -185,8 +185,8 @@ extension InstantStorage {
                     }
                 },
                 fail: { continuation.resume(throwing: $0) })
-            commitQueue.submit(job, to: key) { key, jobs, written in
-                try await self.commitGroup(key, jobs, written: written)
+            commitQueue.submit(job, to: key) { key, take, written in
+                try await self.commitGroup(key, take: take, written: written)
             }
         }
     }
@@ -195,7 +195,8 @@ extension InstantStorage {
     /// number of its commits (unless they read records beyond what they declared, or delete
     /// annotations with comments):
     /// 1. the layer locked until the commit (commits to one layer follow each other, on every
-    ///    server node, and each takes the revision after the one before);
+    ///    server node, and each takes the revision after the one before); then the group's commits
+    ///    taken from the queue, those that arrived while the lock was awaited included;
     /// 2. at once: the last push ids of the group's clients, the records every commit declared it
     ///    reads, and the records changed after the lowest revision the answers ask from;
     /// 3. each commit in turn, deciding and writing in memory (``GroupRecords``); then each
@@ -206,12 +207,14 @@ extension InstantStorage {
     /// `written` is called once the statements are done, before the commit: the queue starts the
     /// next group then.
     private func commitGroup(
-        _ key: LayerCommitQueue.LayerKey, _ jobs: [LayerCommitQueue.Job], written: @escaping @Sendable () -> Void
+        _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
+        written: @escaping @Sendable () -> Void
     ) async throws -> LayerCommitQueue.Delivery {
         let (events, changes, deliveries) = try await backend.write { transaction in
             let (documentID, layerName) = (key.documentID, key.layer)
             guard let (layer, pageCount) = try await transaction.lockLayer(documentID: documentID, name: layerName)
             else { throw try await Self.missingLayer(transaction, documentID: documentID, name: layerName) }
+            let jobs = take()
             let reading = Array(Set(jobs.flatMap(\.reading)))
             let answersAfter = jobs.map { $0.answerReadsChangesAfter(layer.revision) }
             let changesAfter = answersAfter.compactMap(\.self).min()

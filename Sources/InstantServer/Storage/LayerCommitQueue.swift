@@ -3,6 +3,8 @@ import Synchronization
 
 /// Group commit: the commits to one layer that arrive while a transaction on it is running wait
 /// for it, then all run in the next transaction, one after the other, each with its own outcome.
+/// The next transaction takes them once it has the layer's lock, so those that arrive while it
+/// waits for the lock join it too.
 ///
 /// Every commit still sees the layer as the ones before it left it and takes its own revision;
 /// what the group shares is the transaction, so one durable write (one `fsync`) serves all of
@@ -45,12 +47,14 @@ final class LayerCommitQueue: Sendable {
 
     private let queues = Mutex<[LayerKey: Queue]>([:])
 
-    /// Runs a group's transaction: locks the layer, runs `jobs` in order, calls `written` once
-    /// their statements are done (before the commit), commits; returns how to deliver their
+    /// Runs a group's transaction: locks the layer, takes the group's jobs (`take`, called once
+    /// the layer is locked; later calls return the same jobs), runs them in order, calls `written`
+    /// once their statements are done (before the commit), commits; returns how to deliver their
     /// outcomes. It may call `written` more than once, or not at all when it throws.
     typealias Transaction =
-        @Sendable (_ key: LayerKey, _ jobs: [Job], _ written: @escaping @Sendable () -> Void) async throws
-        -> Delivery
+        @Sendable (
+            _ key: LayerKey, _ take: @escaping @Sendable () -> [Job], _ written: @escaping @Sendable () -> Void
+        ) async throws -> Delivery
 
     /// Reports a committed group and delivers its commits' outcomes.
     typealias Delivery = @Sendable () async -> Void
@@ -77,29 +81,29 @@ final class LayerCommitQueue: Sendable {
     /// The groups overlap: once a group's statements are written, the next group starts its
     /// transaction, which the database holds until the one before committed (SQLite has one
     /// writer; on PostgreSQL the layer's row lock waits), so that the next group is ready to run
-    /// the moment the one before ends instead of after its outcomes went out. Groups are reported
-    /// and delivered one after the other, in order.
+    /// the moment the one before ends instead of after its outcomes went out; it takes its jobs
+    /// then. Groups are reported and delivered one after the other, in order.
     private func drain(_ key: LayerKey, _ transaction: @escaping Transaction) async {
         var delivering: Task<Void, Never>?
         while true {
-            var group = take(from: key, endingIfEmpty: false)
-            if group.isEmpty {
+            if !hasWaiting(on: key, endingIfNot: false) {
                 // The layer's last report goes out before another drain of it may start.
                 await delivering?.value
                 delivering = nil
-                group = take(from: key, endingIfEmpty: true)
-                if group.isEmpty { return }
+                if !hasWaiting(on: key, endingIfNot: true) { return }
             }
+            let group = GroupJobs(queue: self, key: key)
             let written = Signal()
             let previous = delivering
             delivering = Task {
                 let delivery: Delivery
                 do {
-                    delivery = try await transaction(key, group, written.fire)
+                    delivery = try await transaction(key, group.take, written.fire)
                 } catch {
                     written.fire()
                     await previous?.value
-                    for job in group { job.fail(error) }
+                    // Jobs not taken yet were waiting for this transaction: they fail with it.
+                    for job in group.take() { job.fail(error) }
                     return
                 }
                 written.fire()
@@ -110,17 +114,42 @@ final class LayerCommitQueue: Sendable {
         }
     }
 
-    /// The commits waiting on the layer; when there are none and `endingIfEmpty`, the layer's
-    /// queue ends (the next commit starts a new drain).
-    private func take(from key: LayerKey, endingIfEmpty: Bool) -> [Job] {
+    /// Whether commits wait on the layer; when none do and `endingIfNot`, the layer's queue ends
+    /// (the next commit starts a new drain).
+    private func hasWaiting(on key: LayerKey, endingIfNot: Bool) -> Bool {
         queues.withLock { queues in
-            let waiting = queues[key]?.waiting ?? []
-            if waiting.isEmpty {
-                if endingIfEmpty { queues[key] = nil }
-            } else {
-                queues[key]?.waiting = []
-            }
+            let waiting = !(queues[key]?.waiting.isEmpty ?? true)
+            if !waiting && endingIfNot { queues[key] = nil }
             return waiting
+        }
+    }
+
+    /// The commits waiting on the layer, which leave the queue.
+    fileprivate func takeWaiting(on key: LayerKey) -> [Job] {
+        queues.withLock { queues in
+            defer { queues[key]?.waiting = [] }
+            return queues[key]?.waiting ?? []
+        }
+    }
+}
+
+/// The jobs of one group: those waiting on the layer when the group first asks for them.
+private final class GroupJobs: Sendable {
+    private let queue: LayerCommitQueue
+    private let key: LayerCommitQueue.LayerKey
+    private let taken = Mutex<[LayerCommitQueue.Job]?>(nil)
+
+    init(queue: LayerCommitQueue, key: LayerCommitQueue.LayerKey) {
+        self.queue = queue
+        self.key = key
+    }
+
+    func take() -> [LayerCommitQueue.Job] {
+        taken.withLock { taken in
+            if let taken { return taken }
+            let jobs = queue.takeWaiting(on: key)
+            taken = jobs
+            return jobs
         }
     }
 }
