@@ -100,10 +100,12 @@ final class LayerCommitQueue: Sendable {
                 do {
                     delivery = try await transaction(key, group.take, written.fire)
                 } catch {
+                    // Jobs not taken yet were waiting for this transaction: they fail with it (taken
+                    // before the next group may start and take them).
+                    let failed = group.take()
                     written.fire()
                     await previous?.value
-                    // Jobs not taken yet were waiting for this transaction: they fail with it.
-                    for job in group.take() { job.fail(error) }
+                    for job in failed { job.fail(error) }
                     return
                 }
                 written.fire()

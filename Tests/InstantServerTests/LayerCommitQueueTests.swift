@@ -1,0 +1,81 @@
+import Foundation
+import InstantTesting
+import Synchronization
+import Testing
+
+@testable import InstantServer
+
+@Suite("Group commit queue")
+struct LayerCommitQueueTests {
+    struct BrokenTransaction: Error {}
+
+    /// What became of each job, by name.
+    final class Outcomes: Sendable {
+        let byName = Mutex<[String: String]>([:])
+
+        func note(_ name: String, _ outcome: String) { byName.withLock { $0[name] = outcome } }
+        var all: [String: String] { byName.withLock { $0 } }
+    }
+
+    /// A job known by its name (carried as the one id it reads).
+    static func job(_ name: String, outcomes: Outcomes) -> LayerCommitQueue.Job {
+        LayerCommitQueue.Job(
+            push: nil, reading: [name], answerReadsChangesAfter: { _ in nil },
+            run: { _, _ in { _ in {} } },
+            fail: { _ in outcomes.note(name, "failed") })
+    }
+
+    /// A group's transaction that fails before it took its jobs fails every job that waited for
+    /// it, those that arrived while it ran included, even while the group before it is still
+    /// delivering (it is reported after that one): the jobs are not left to whichever group comes
+    /// next. The next job starts a group of its own.
+    @Test func aTransactionThatFailsBeforeTakingItsJobsFailsThem() async throws {
+        let queue = LayerCommitQueue()
+        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+        let outcomes = Outcomes()
+        let transactions = Mutex(0)
+        let (started, start) = AsyncStream.makeStream(of: Int.self)
+        // The steps the test releases in turn: the first group written, the second failing, the
+        // first delivering.
+        let (firstWritten, writeFirst) = AsyncStream.makeStream(of: Void.self)
+        let (secondFailing, failSecond) = AsyncStream.makeStream(of: Void.self)
+        let (firstDelivering, deliverFirst) = AsyncStream.makeStream(of: Void.self)
+        let transaction: LayerCommitQueue.Transaction = { _, take, written in
+            let number = transactions.withLock { count in
+                count += 1
+                return count
+            }
+            start.yield(number)
+            if number == 2 {
+                for await _ in secondFailing { break }
+                throw BrokenTransaction()
+            }
+            let jobs = take()
+            if number == 1 { for await _ in firstWritten { break } }
+            written()
+            return {
+                if number == 1 { for await _ in firstDelivering { break } }
+                for job in jobs { outcomes.note(job.reading[0], "committed in transaction \(number)") }
+            }
+        }
+        var startedNumbers = started.makeAsyncIterator()
+        queue.submit(Self.job("a", outcomes: outcomes), to: key, running: transaction)
+        #expect(await startedNumbers.next() == 1)
+        queue.submit(Self.job("b", outcomes: outcomes), to: key, running: transaction)
+        writeFirst.yield()  // the second group starts
+        #expect(await startedNumbers.next() == 2)
+        queue.submit(Self.job("c", outcomes: outcomes), to: key, running: transaction)
+        #expect(queue.waitingCount(on: key) == 2, "the second transaction has not taken its jobs")
+        failSecond.yield()  // while the first is still delivering
+        #expect(try await eventually { queue.waitingCount(on: key) == 0 })
+        deliverFirst.yield()
+        #expect(
+            try await eventually {
+                outcomes.all == ["a": "committed in transaction 1", "b": "failed", "c": "failed"]
+            }, "\(outcomes.all)")
+        #expect(transactions.withLock { $0 } == 2)
+
+        queue.submit(Self.job("d", outcomes: outcomes), to: key, running: transaction)
+        #expect(try await eventually { outcomes.all["d"] == "committed in transaction 3" }, "\(outcomes.all)")
+    }
+}
