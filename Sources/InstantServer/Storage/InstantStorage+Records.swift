@@ -192,8 +192,8 @@ extension InstantStorage {
     }
 
     /// One group transaction of a layer, in a number of statements that does not grow with the
-    /// number of its commits (unless they read records beyond what they declared, or delete
-    /// annotations with comments):
+    /// number of its commits (unless they read records beyond what they declared, delete
+    /// annotations with comments, or write more than a backend writes in one statement):
     /// 1. the layer locked until the commit (commits to one layer follow each other, on every
     ///    server node, and each takes the revision after the one before); then the group's commits
     ///    taken from the queue, those that arrived while the lock was awaited included;
@@ -462,7 +462,8 @@ public struct LayerReader: Sendable {
     public let pageCount: Int?
     /// The records the transaction read and wrote so far, consulted first.
     private let known: GroupRecords?
-    /// The records changed after some revision, read once for several readers.
+    /// The records changed after some revision, for several readers: read once before the group's
+    /// writes, with those writes (``ChangedRecords``).
     private let changed: ChangedRecords?
 
     init(

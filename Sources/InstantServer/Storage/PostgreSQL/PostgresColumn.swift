@@ -10,6 +10,7 @@ struct PostgresColumn<Element: PostgresEncodable>: PostgresThrowingDynamicTypeEn
     let psqlType: PostgresDataType
     var psqlFormat: PostgresFormat { .binary }
 
+    /// A column of values whose array type postgres-nio does not know (`Data` as `bytea[]`).
     init(_ values: [Element?], arrayType: PostgresDataType) {
         self.values = values
         psqlType = arrayType
@@ -38,5 +39,12 @@ struct PostgresColumn<Element: PostgresEncodable>: PostgresThrowingDynamicTypeEn
             try value.encode(into: &buffer, context: context)
             buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex)
         }
+    }
+}
+
+extension PostgresColumn where Element: PostgresArrayEncodable {
+    /// A column of values of a type postgres-nio has arrays of.
+    init(_ values: [Element?]) {
+        self.init(values, arrayType: Element.psqlArrayType)
     }
 }

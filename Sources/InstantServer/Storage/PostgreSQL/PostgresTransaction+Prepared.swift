@@ -214,13 +214,13 @@ enum PreparedStatements {
             bindings.append(records.map(\.kind.rawValue))
             bindings.append(records.map(\.revision))
             bindings.append(records.map(\.isDeleted))
-            try bindings.append(PostgresColumn(records.map(\.group), arrayType: .textArray), context: .default)
-            try bindings.append(PostgresColumn(records.map(\.createdBy), arrayType: .textArray), context: .default)
-            try bindings.append(PostgresColumn(records.map(\.updatedBy), arrayType: .textArray), context: .default)
-            try bindings.append(PostgresColumn(records.map(\.pdfObjectID), arrayType: .int8Array), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.group)), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.createdBy)), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.updatedBy)), context: .default)
+            try bindings.append(PostgresColumn(records.map(\.pdfObjectID)), context: .default)
             try bindings.append(PostgresColumn(records.map(\.content), arrayType: .byteaArray), context: .default)
             bindings.append(records.map(\.updatedAt.timeIntervalSince1970))
-            try bindings.append(PostgresColumn(rows.map(\.threadRoot), arrayType: .textArray), context: .default)
+            try bindings.append(PostgresColumn(rows.map(\.threadRoot)), context: .default)
             return bindings
         }
 

@@ -173,18 +173,22 @@ extension PostgresTransaction {
     }
 
     /// One statement: the records, the revision, the push ids and the notifications of a group
-    /// transaction (``PreparedStatements/FinishCommits``). Rows beyond what one statement should
-    /// carry go ahead in ``upsert(_:documentID:layer:)``'s batches.
+    /// transaction (``PreparedStatements/FinishCommits``); none when there is nothing to write.
+    /// More than ``rowsPerStatement`` rows or ``bytesPerStatement`` of them go ahead instead, in
+    /// ``upsert(_:documentID:layer:)``'s batches.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent]
     ) async throws {
         var rows = rows.keepingLast(by: \.record.id)
-        if rows.count > 500 || rows.reduce(0, { $0 + $1.record.content.count }) > 16 << 20 {
+        if rows.count > Self.rowsPerStatement
+            || rows.reduce(0, { $0 + $1.record.content.count }) > Self.bytesPerStatement
+        {
             try await upsert(rows, documentID: documentID, layer: layer)
             rows = []
         }
         let payloads = try events.flatMap { try PostgresBackend.payloads(.committed($0)) }
+        guard !rows.isEmpty || revision != nil || !pushes.isEmpty || !payloads.isEmpty else { return }
         _ = try await self.rows(
             PreparedStatements.FinishCommits(
                 documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads,

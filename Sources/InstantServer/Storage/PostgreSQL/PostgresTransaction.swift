@@ -49,13 +49,19 @@ struct PostgresTransaction: StorageTransaction {
         try await map(query, action()) { try $0.decode(T.self) }.first
     }
 
+    /// The most rows one statement writes: 500 rows of 13 values stay well within PostgreSQL's
+    /// 65,535 parameters of a statement.
+    static let rowsPerStatement = 500
+    /// About the most bytes of values one statement carries (16 MiB), well within PostgreSQL's
+    /// 1 GiB message; larger writes are split.
+    static let bytesPerStatement = 16 << 20
+
     /// Runs one `INSERT … VALUES (…), (…) …` per batch of rows: `statement` is the text before
     /// `VALUES`, `types` the SQL type of each value of a row (every value is cast to it, which
     /// also types the `NULL`s), `suffix` the text after the values (`ON CONFLICT …`), and `bind`
     /// appends a row's values in the order of `types`.
     ///
-    /// A batch has at most 500 rows and about 16 MiB of values, well within PostgreSQL's 65,535
-    /// parameters and its message size.
+    /// A batch has at most ``rowsPerStatement`` rows and about ``bytesPerStatement`` of values.
     func insert<Row>(
         _ rows: [Row],
         _ statement: String,
@@ -69,7 +75,9 @@ struct PostgresTransaction: StorageTransaction {
         while start < rows.endIndex {
             var end = start
             var bytes = 0
-            while end < rows.endIndex, end - start < 500, end == start || bytes + size(rows[end]) <= 16 << 20 {
+            while end < rows.endIndex, end - start < Self.rowsPerStatement,
+                end == start || bytes + size(rows[end]) <= Self.bytesPerStatement
+            {
                 bytes += size(rows[end])
                 end += 1
             }
