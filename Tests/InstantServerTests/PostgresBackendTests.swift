@@ -542,22 +542,13 @@ struct PostgresBackendTests {
 
             // A commit holds the layer while nine others queue behind it: they make one group.
             try await resetCount()
-            let (released, release) = AsyncStream.makeStream(of: Void.self)
-            let (deciding, decidingSignal) = AsyncStream.makeStream(of: Void.self)
-            let holder = Task {
-                try await storage.apply(documentID: "d", layer: "", push: nil) { _ in
-                    decidingSignal.yield()
-                    for await _ in released { break }
-                    return LayerDecision(changes: [.put(StorageConformanceTests.annotation("held"))], outcome: ())
-                }
-            }
-            for await _ in deciding { break }
+            let (holder, release) = await StorageConformanceTests.holdLayer(storage, putting: "held")
             let queued = (0..<9).map { client in
                 Task { try await push("c\(client)", ids: ["c\(client)-1", "c\(client)-2"]) }
             }
             let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
             #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == 9 })
-            release.yield()
+            release()
             _ = try await holder.value
             var answers: [Int] = []
             for task in queued { answers.append(try await task.value) }

@@ -667,6 +667,25 @@ struct StorageConformanceTests {
         #expect(sets.map(\.revision) == Array(1...200))
     }
 
+    /// A commit to the layer `""` of the document `d` that puts `id` and holds the layer while it
+    /// decides, until `release` is called: the commits after it queue and form one group. Returns
+    /// once the commit holds the layer.
+    static func holdLayer(_ storage: InstantStorage, putting id: String) async
+        -> (commit: Task<CommitResult, any Error>, release: @Sendable () -> Void)
+    {
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let (deciding, decidingSignal) = AsyncStream.makeStream(of: Void.self)
+        let commit = Task {
+            try await storage.apply(documentID: "d", layer: "", push: nil) { _ in
+                decidingSignal.yield()
+                for await _ in released { break }
+                return LayerDecision(changes: [.put(Self.annotation(id))], outcome: ())
+            }.result
+        }
+        for await _ in deciding { break }
+        return (commit, { release.yield() })
+    }
+
     /// The commits of one group transaction are decided and written in memory and stored together:
     /// each still sees what the ones before it wrote (a put, a comment on it, the put's deletion,
     /// which deletes the comment), and each answer reads the layer as the whole group left it.
@@ -677,16 +696,7 @@ struct StorageConformanceTests {
         let storage = fixture.storage
         let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
         // A first commit holds the layer until released, so the next three wait and form one group.
-        let (released, release) = AsyncStream.makeStream(of: Void.self)
-        let (deciding, decidingSignal) = AsyncStream.makeStream(of: Void.self)
-        let holder = Task {
-            try await storage.apply(documentID: "d", layer: "", push: nil) { _ in
-                decidingSignal.yield()
-                for await _ in released { break }
-                return LayerDecision(changes: [.put(Self.annotation("first"))], outcome: ())
-            }
-        }
-        for await _ in deciding { break }
+        let (holder, release) = await Self.holdLayer(storage, putting: "first")
         let batches: [[RecordChange]] = [
             [.put(Self.annotation("A"), condition: .absent)],
             [.put(Self.comment("c", root: "A"))],
@@ -718,7 +728,7 @@ struct StorageConformanceTests {
                 })
             #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == index + 1 })
         }
-        release.yield()
+        release()
         _ = try await holder.value
         var results: [(CommitResult, [String])] = []
         for commit in commits { results.append(try await commit.value) }
