@@ -36,7 +36,7 @@ public final class PostgresTestServer: Sendable {
 
     /// The user every database belongs to.
     public static let user = "instant"
-    /// The database that ``start(fsync:settings:)`` creates.
+    /// The database that ``start(fsync:settings:unixSocketOnly:)`` creates.
     public static let defaultDatabase = "instant"
 
     /// The TCP port on 127.0.0.1 (also in the name of the Unix socket).
@@ -46,8 +46,10 @@ public final class PostgresTestServer: Sendable {
     public let directory: URL
     /// Whether the server writes durably (`fsync`); tests do not need it.
     public let fsync: Bool
-    /// Settings of the server beyond the defaults of ``start(fsync:settings:)``, by name.
+    /// Settings of the server beyond the defaults of ``start(fsync:settings:unixSocketOnly:)``, by name.
     public let settings: [String: String]
+    /// Whether the server listens on its Unix socket only, not on 127.0.0.1.
+    public let unixSocketOnly: Bool
     /// The directory of the server's programs (`initdb`, `pg_ctl`, `postgres`, and on Debian
     /// `pgbench` beside them).
     public let binaries: URL
@@ -60,12 +62,15 @@ public final class PostgresTestServer: Sendable {
         var databases = 0
     }
 
-    /// `postgres://instant@127.0.0.1:<port>/instant`.
+    /// `postgres://instant@127.0.0.1:<port>/instant` (through the Unix socket when the server
+    /// listens on it only).
     public var url: String { url(database: Self.defaultDatabase) }
 
-    /// The URL of a database of this server.
+    /// The URL of a database of this server (through the Unix socket when the server listens on
+    /// it only).
     public func url(database: String) -> String {
-        "postgres://\(Self.user)@127.0.0.1:\(port)/\(database)"
+        if unixSocketOnly { return socketURL(database: database) }
+        return "postgres://\(Self.user)@127.0.0.1:\(port)/\(database)"
     }
 
     /// The URL of a database through the server's Unix socket.
@@ -81,11 +86,14 @@ public final class PostgresTestServer: Sendable {
     private var logFile: URL { directory.appendingPathComponent("postgres.log") }
     private var dataDirectory: String { directory.appendingPathComponent("data").path }
 
-    private init(port: Int, directory: URL, fsync: Bool, settings: [String: String], binaries: URL) {
+    private init(
+        port: Int, directory: URL, fsync: Bool, settings: [String: String], unixSocketOnly: Bool, binaries: URL
+    ) {
         self.port = port
         self.directory = directory
         self.fsync = fsync
         self.settings = settings
+        self.unixSocketOnly = unixSocketOnly
         self.binaries = binaries
     }
 
@@ -106,9 +114,13 @@ public final class PostgresTestServer: Sendable {
     ///   - fsync: Whether the server writes durably; off makes tests faster.
     ///   - settings: Settings of the server, by name (`postgres -c name=value`), such as
     ///     `shared_preload_libraries`.
+    ///   - unixSocketOnly: Listen on the Unix socket in the server's directory only, not on
+    ///     127.0.0.1: for a server that ``restart(whileDown:)`` must bring back on the same address
+    ///     whatever else the machine runs (another program may take a free TCP port while the
+    ///     server is down, but not a socket in its own directory).
     /// - Throws: ``Failure`` when PostgreSQL is not installed or does not start.
-    public static func start(fsync: Bool = false, settings: [String: String] = [:]) async throws
-        -> PostgresTestServer
+    public static func start(fsync: Bool = false, settings: [String: String] = [:], unixSocketOnly: Bool = false)
+        async throws -> PostgresTestServer
     {
         let binaries = try findBinaries()
         let directory = FileManager.default.temporaryDirectory
@@ -129,7 +141,7 @@ public final class PostgresTestServer: Sendable {
             while true {
                 let server = PostgresTestServer(
                     port: try await freePort(), directory: directory, fsync: fsync, settings: settings,
-                    binaries: binaries)
+                    unixSocketOnly: unixSocketOnly, binaries: binaries)
                 do {
                     try await server.startServer()
                 } catch let error as Failure where attempt < 5 && error.description.contains("already in use") {
@@ -178,8 +190,8 @@ public final class PostgresTestServer: Sendable {
     /// - Throws: ``Failure`` with the server's log when it ends first or takes over a minute.
     private func startServer() async throws {
         var arguments = [
-            "-D", dataDirectory, "-k", directory.path, "-p", "\(port)", "-c", "listen_addresses=127.0.0.1",
-            "-c", "max_connections=300",
+            "-D", dataDirectory, "-k", directory.path, "-p", "\(port)", "-c",
+            "listen_addresses=\(unixSocketOnly ? "" : "127.0.0.1")", "-c", "max_connections=300",
         ]
         if !fsync { arguments += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] }
         for (name, value) in settings.sorted(by: { $0.key < $1.key }) { arguments += ["-c", "\(name)=\(value)"] }
@@ -216,8 +228,13 @@ public final class PostgresTestServer: Sendable {
     }
 
     private func connect(database: String) async throws -> PostgresConnection {
-        var configuration = PostgresConnection.Configuration(
-            host: "127.0.0.1", port: port, username: Self.user, password: nil, database: database, tls: .disable)
+        var configuration =
+            unixSocketOnly
+            ? PostgresConnection.Configuration(
+                unixSocketPath: directory.appendingPathComponent(".s.PGSQL.\(port)").path, username: Self.user,
+                password: nil, database: database)
+            : PostgresConnection.Configuration(
+                host: "127.0.0.1", port: port, username: Self.user, password: nil, database: database, tls: .disable)
         configuration.options.connectTimeout = .seconds(30)
         return try await PostgresConnection.connect(
             configuration: configuration, id: 0, logger: Logger(label: "instant.postgres-test-server"))
@@ -250,8 +267,12 @@ public final class PostgresTestServer: Sendable {
 
     /// Stops the server (`pg_ctl stop -m fast`, which ends every connection) and starts it again
     /// on the same port and socket, with the same data; `whileDown` runs while it is stopped.
+    ///
+    /// Another program may take the TCP port while the server is down; the restart then fails (a
+    /// server started with `unixSocketOnly` always comes back).
+    /// - Throws: ``Failure`` when the server did not stop within a minute or did not start again.
     public func restart(whileDown: @Sendable () async -> Void = {}) async throws {
-        try stopServer(mode: "fast")
+        try await onOwnThread { try self.stopServer(mode: "fast") }
         await whileDown()
         try await startServer()
     }
@@ -271,11 +292,15 @@ public final class PostgresTestServer: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Stops the server with `pg_ctl stop -m <mode>` and waits until it has ended.
+    /// Stops the server with `pg_ctl stop -m <mode>` and waits until it has ended (`pg_ctl` gives
+    /// up after a minute).
     private func stopServer(mode: String) throws {
         try Self.run(
             binaries.appendingPathComponent("pg_ctl"), ["stop", "-m", mode, "-D", dataDirectory], in: directory)
-        state.withLockedValue { $0.server }?.waitUntilExit()
+        guard let server = state.withLockedValue({ $0.server }) else { return }
+        // `postgres` has ended when `pg_ctl` returns; its parent (`runuser`, as root) follows.
+        let deadline = Date().addingTimeInterval(10)
+        while server.isRunning, Date() < deadline { usleep(10_000) }
     }
 
     /// Stops the server and removes the directory when this process has ended without ``stop()``

@@ -8,7 +8,7 @@ import Testing
 
 /// An uploader cannot make the server serve a page of its origin: only images are shown inline,
 /// every answer is `nosniff` and sandboxed by its `Content-Security-Policy` (issue 13, finding 7).
-@Suite("Attachment serving")
+@Suite("Attachment serving", .timeLimit(.minutes(10)))
 struct AttachmentServingTests {
     @Test func onlyImagesAreShownInlineAndNothingRunsOnTheServersOrigin() async throws {
         let fixture = try await SyncFixture()

@@ -5,7 +5,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Bad input")
+@Suite("Bad input", .timeLimit(.minutes(10)))
 struct BadInputTests {
     /// Random bytes and odd JSON sent to every writing route get a 4xx answer with a reason, never
     /// a 5xx or a dropped connection, and nothing is written.

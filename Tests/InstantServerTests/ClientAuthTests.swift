@@ -7,7 +7,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Client routes and JWT auth")
+@Suite("Client routes and JWT auth", .timeLimit(.minutes(10)))
 struct ClientAuthTests {
     static func claims(
         document: String,

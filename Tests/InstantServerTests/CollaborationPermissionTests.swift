@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Collaboration permissions")
+@Suite("Collaboration permissions", .timeLimit(.minutes(10)))
 struct CollaborationPermissionTests {
     /// One row of the matrix: with these rules, Carol's change is applied or rejected.
     struct Case: Sendable, CustomStringConvertible {

@@ -7,7 +7,7 @@ import Testing
 
 /// Slow, silent, idle and oversized clients are cut off; long-polls, WebSockets and uploads that
 /// keep moving are not; a flood of connections does not keep anyone out (issue 13, finding 4).
-@Suite("Connection limits")
+@Suite("Connection limits", .timeLimit(.minutes(10)))
 struct ConnectionLimitTests {
     /// A timeout no test waits for.
     static let never = Duration.seconds(600)

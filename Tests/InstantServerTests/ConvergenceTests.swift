@@ -10,7 +10,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("Convergence")
+@Suite("Convergence", .timeLimit(.minutes(10)))
 struct ConvergenceTests {
     /// A client of the randomized test: what it knows from the server, its push in flight and its
     /// changes made since.

@@ -9,7 +9,7 @@ import Testing
 /// Uploads and exports refuse PDFs and images beyond the server's PDF limits with 422 and a reason
 /// that names the limit and the option that raises it (issue 13, finding 2). The server runs with
 /// small limits, so that the code without them would accept these bombs at little cost.
-@Suite("Decompression bombs at the routes")
+@Suite("Decompression bombs at the routes", .timeLimit(.minutes(10)))
 struct DecompressionBombRouteTests {
     static let mebibyte = 1 << 20
     static let small = PDFProcessingConfiguration(

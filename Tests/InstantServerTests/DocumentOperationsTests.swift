@@ -7,7 +7,7 @@ import Testing
 @testable import InstantServer
 
 /// `document_info`, `outline.json`, bulk deletion, copies and threads created in one request.
-@Suite("Document operations")
+@Suite("Document operations", .timeLimit(.minutes(10)))
 struct DocumentOperationsTests {
     @Test func documentInfoAndOutline() async throws {
         let directory = try TemporaryDirectory()

@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Document routes")
+@Suite("Document routes", .timeLimit(.minutes(10)))
 struct DocumentRoutesTests {
     @Test func healthcheckAndAPITokenAuth() async throws {
         let directory = try TemporaryDirectory()

@@ -10,7 +10,7 @@ import Testing
 
 /// `POST /api/documents` with a `url`: the server fetches the PDF from a real HTTP server, within
 /// its time and size limits.
-@Suite("Documents added from a URL")
+@Suite("Documents added from a URL", .timeLimit(.minutes(10)))
 struct DocumentURLUploadTests {
     /// A small HTTP server that serves a PDF, a slow answer, a large file and a 404.
     struct FileServer {

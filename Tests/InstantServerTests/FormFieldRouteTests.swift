@@ -7,7 +7,7 @@ import Testing
 
 /// `form-fields` and `form-field-widgets`: lists with what belongs together, batch writes with
 /// the existing server's `BatchOperationResult`, against a live server.
-@Suite("Form field and widget routes")
+@Suite("Form field and widget routes", .timeLimit(.minutes(10)))
 struct FormFieldRouteTests {
     static func widget(_ id: String, field: String) -> JSONValue {
         [

@@ -9,7 +9,7 @@ import Testing
 
 /// What a client with an ordinary token could do to the server or to other clients, one test per
 /// way found (docs/SECURITY.md says what is refused and how).
-@Suite("Hostile clients")
+@Suite("Hostile clients", .timeLimit(.minutes(10)))
 struct HostileClientTests {
     /// Nobody but the client's own user can change a client's exactly-once state: not a read-only
     /// token, not another user's token, not a push id far above the last one.

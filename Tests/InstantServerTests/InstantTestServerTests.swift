@@ -9,7 +9,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("InstantTesting helpers")
+@Suite("InstantTesting helpers", .timeLimit(.minutes(10)))
 struct InstantTestServerTests {
     @Test func theTestServerListensOnAnEphemeralPortAndStops() async throws {
         let directory = try TemporaryDirectory()

@@ -5,7 +5,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Group commit queue")
+@Suite("Group commit queue", .timeLimit(.minutes(10)))
 struct LayerCommitQueueTests {
     struct BrokenTransaction: Error {}
 

@@ -12,7 +12,7 @@ import FoundationNetworking
 
 /// The listening WebSocket with `changes=records`: the records of each commit, for listeners at the
 /// revision before it, within their collaboration permissions and the size limit.
-@Suite("Listening for changes: records on the WebSocket")
+@Suite("Listening for changes: records on the WebSocket", .timeLimit(.minutes(10)))
 struct ListenRecordsTests {
     /// Runs `body` on a live server with a one-page document: the client, the server's port, the
     /// document id and a token of alice for it.

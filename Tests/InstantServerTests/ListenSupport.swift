@@ -92,15 +92,36 @@ final class ListeningSocket: Sendable {
         return await presence()
     }
 
-    /// Closes from the client side.
+    /// Closes from the client side; drops the connection when the server does not answer the
+    /// close within 30 s.
     func close() async {
         outgoing.yield(.close)
-        _ = try? await task.value
+        _ = try? await ended(within: .seconds(30))
     }
 
-    /// Waits for the server to close the connection and returns its close frame.
+    /// Waits up to 30 s for the server to close the connection and returns its close frame.
+    /// - Throws: ``StillOpen`` when the server has not closed it by then (the connection is dropped).
     func closedByServer() async throws -> WebSocketCloseFrame? {
-        try await task.value
+        try await ended(within: .seconds(30))
+    }
+
+    /// The connection did not end in the time given.
+    struct StillOpen: Error, CustomStringConvertible {
+        var description: String { "the WebSocket connection was still open after the time given" }
+    }
+
+    /// The connection's close frame once it ended; after `limit`, cancels it and throws ``StillOpen``.
+    private func ended(within limit: Duration) async throws -> WebSocketCloseFrame? {
+        let task = self.task
+        let timer = Task { () -> Bool in
+            guard (try? await Task.sleep(for: limit)) != nil else { return false }
+            task.cancel()
+            return true
+        }
+        let result = await task.result
+        timer.cancel()
+        if await timer.value { throw StillOpen() }
+        return try result.get()
     }
 }
 

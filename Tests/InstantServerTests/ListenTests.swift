@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Listening for changes")
+@Suite("Listening for changes", .timeLimit(.minutes(10)))
 struct ListenTests {
     @Test func aLongPollAnswersAsSoonAsTheRevisionPassesSince() async throws {
         // A timeout longer than the test would take: only a wake-up can answer in time.

@@ -7,7 +7,7 @@ import Testing
 
 /// A method a path does not support is answered 405 with the methods it does, never 404 or 200
 /// (issue 13, finding 9: TRACE answered 404).
-@Suite("Methods a path does not support")
+@Suite("Methods a path does not support", .timeLimit(.minutes(10)))
 struct MethodNotAllowedTests {
     @Test func aPathThatExistsAnswers405AndListsItsMethods() async throws {
         let directory = try TemporaryDirectory()

@@ -36,7 +36,7 @@ final class InMemoryNodeHub: Sendable {
     var endpoint: Endpoint { Endpoint(hub: self) }
 }
 
-@Suite("Server nodes sharing one database")
+@Suite("Server nodes sharing one database", .timeLimit(.minutes(10)))
 struct NodeRelayTests {
     static let layer = LayerEvents.Layer(documentID: "d", name: "")
 

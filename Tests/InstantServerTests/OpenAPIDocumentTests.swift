@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("docs/openapi.yaml")
+@Suite("docs/openapi.yaml", .timeLimit(.minutes(10)))
 struct OpenAPIDocumentTests {
     /// One operation of the description.
     struct Operation {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Comment, form field value, bookmark and attachment routes")
+@Suite("Comment, form field value, bookmark and attachment routes", .timeLimit(.minutes(10)))
 struct OtherRecordRoutesTests {
     @Test func formFieldValues() async throws {
         let directory = try TemporaryDirectory()

@@ -8,7 +8,7 @@ import Testing
 
 /// `GET .../pdf`, `POST .../pdf_with_instant_json` and the client's `document.pdf`: the layer's
 /// records written into the PDF.
-@Suite("PDF export routes")
+@Suite("PDF export routes", .timeLimit(.minutes(10)))
 struct PDFExportRouteTests {
     @Test func layerRecordsAreWrittenIntoThePDF() async throws {
         let pdf = TestPDF.annotated()

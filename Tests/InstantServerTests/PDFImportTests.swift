@@ -7,7 +7,7 @@ import Testing
 
 /// Uploads of PDFs with annotations, a form or encryption: the server reads them with InstantPDF
 /// and serves their own annotations and form values as the base records.
-@Suite("Uploads of PDFs with annotations, forms or encryption")
+@Suite("Uploads of PDFs with annotations, forms or encryption", .timeLimit(.minutes(10)))
 struct PDFImportTests {
     @Test func annotationsOfAnUploadedPDFBecomeRecords() async throws {
         let pdf = TestPDF.annotated()

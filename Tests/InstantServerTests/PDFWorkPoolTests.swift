@@ -10,7 +10,7 @@ import Testing
 /// Uploads and exports run on the PDF worker threads, not on the threads that answer every other
 /// request, and a full queue answers 503 (issue 13, finding 6). Jobs that hold a worker until the
 /// test releases them stand for long PDF work, so that nothing depends on timing.
-@Suite("PDF work pool")
+@Suite("PDF work pool", .timeLimit(.minutes(10)))
 struct PDFWorkPoolTests {
     /// While the only worker is busy and an export waits for it, `/healthcheck` and sync answer;
     /// one more export or upload gets 503 with `Retry-After` and a reason naming the options.

@@ -6,7 +6,7 @@ import Testing
 @testable import InstantServer
 
 /// `pages/{i}/text`, `pages/text` and `search`, against a live server.
-@Suite("Page text and search routes")
+@Suite("Page text and search routes", .timeLimit(.minutes(10)))
 struct PageTextRouteTests {
     static let pdf = TestPDF.text(pages: [
         [

@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("PostgreSQL backend", .postgres)
+@Suite("PostgreSQL backend", .postgres, .timeLimit(.minutes(10)))
 struct PostgresBackendTests {
     static let time = Date(timeIntervalSince1970: 1_700_000_000.123_456_7)
 
@@ -839,7 +839,8 @@ struct PostgresBackendTests {
     }
 
     @Test func theListenerReconnectsWhenPostgreSQLRestarts() async throws {
-        let server = try await PostgresTestServer.start()
+        // On its Unix socket only, so that no other program takes its address while it is down.
+        let server = try await PostgresTestServer.start(unixSocketOnly: true)
         defer { server.stop() }
         try await withPostgresBackend(on: server) { backend in
             var events = backend.messages().makeAsyncIterator()
@@ -862,7 +863,7 @@ struct PostgresBackendTests {
     }
 }
 
-@Suite("PostgreSQL backend configuration and events")
+@Suite("PostgreSQL backend configuration and events", .timeLimit(.minutes(10)))
 struct PostgresBackendConfigurationTests {
     @Test func urlsAreReadLikeLibpqsAndShownWithoutThePassword() throws {
         let tcp = try PostgresBackend.Configuration(url: "postgres://me:p%40ss@db.example.com:6543/app?sslmode=require")

@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Layer, annotation and Instant JSON routes")
+@Suite("Layer, annotation and Instant JSON routes", .timeLimit(.minutes(10)))
 struct RecordRoutesTests {
     @Test(arguments: ["", "/layers/review"])
     func annotationLifecycle(layerPath: String) async throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// When a node analyzes the records table: after its first 1,000 rows, then after a tenth of the
 /// table's rows as the last analysis counted them, one analysis at a time.
-@Suite("Record statistics")
+@Suite("Record statistics", .timeLimit(.minutes(10)))
 struct RecordStatisticsTests {
     /// An `ANALYZE` that waits until the test lets it finish with a table size.
     final class Analyses: Sendable {

@@ -8,7 +8,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Request ids and token times")
+@Suite("Request ids and token times", .timeLimit(.minutes(10)))
 struct RequestIDTests {
     @Test func everyResponseCarriesARequestID() async throws {
         let directory = try TemporaryDirectory()

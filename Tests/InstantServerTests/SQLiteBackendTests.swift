@@ -4,7 +4,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("SQLite backend")
+@Suite("SQLite backend", .timeLimit(.minutes(10)))
 struct SQLiteBackendTests {
     /// A database of the schema before client identities keeps its clients' last push ids, under the
     /// anonymous user scope.

@@ -14,7 +14,7 @@ import FoundationNetworking
 /// Several `instant serve` processes on one PostgreSQL database, as a deployment past one machine
 /// runs them: clients on different nodes converge, commits to one layer keep their order, and
 /// neither a killed node nor a restarted database loses an acknowledged push.
-@Suite("Several nodes on one PostgreSQL", .postgres, .serialized)
+@Suite("Several nodes on one PostgreSQL", .postgres, .serialized, .timeLimit(.minutes(10)))
 struct ScaleOutTests {
     /// One `instant serve` process.
     struct Node: Sendable {
@@ -149,15 +149,18 @@ struct ScaleOutTests {
     }
 
     /// Pushes `count` notes, one per push, through `nodes` in turn, retrying a push that got no
-    /// answer (or a failure) on the next node with the same push id until it is acknowledged.
+    /// answer (or a failure) on the next node with the same push id until it is acknowledged. A
+    /// push still not acknowledged after `patience` seconds (no node recovered) is an issue of the
+    /// test, and the writer stops there.
     static func write(
         _ count: Int, client: String, nodes: @escaping @Sendable () -> [Node], documentID: String, token: String,
-        between: @escaping @Sendable (Int) async -> Void = { _ in }
+        patience: TimeInterval = 90, between: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async -> WriterLog {
         var log = WriterLog(client: client)
         var turn = 0
         for index in 1...count {
             await between(index)
+            let deadline = Date().addingTimeInterval(patience)
             while true {
                 let candidates = nodes()
                 let node = candidates[turn % candidates.count]
@@ -170,7 +173,12 @@ struct ScaleOutTests {
                     break
                 }
                 log.retries += 1
-                try? await Task.sleep(for: .milliseconds(50))
+                guard Date() < deadline, (try? await Task.sleep(for: .milliseconds(50))) != nil else {
+                    let seconds = Int(patience)
+                    Issue.record(
+                        "\(client)'s push \(index) got no acknowledgement within \(seconds) s (\(answer.status))")
+                    return log
+                }
             }
         }
         return log
@@ -301,8 +309,9 @@ struct ScaleOutTests {
     }
 
     @Test func bothNodesRecoverFromAPostgreSQLRestart() async throws {
-        // A server of its own: restarting the shared one would disturb the other tests.
-        let server = try await PostgresTestServer.start()
+        // A server of its own: restarting the shared one would disturb the other tests. On its
+        // Unix socket only, which no other program can take while it is down, as a free TCP port can.
+        let server = try await PostgresTestServer.start(unixSocketOnly: true)
         defer { server.stop() }
         try await Cluster.with(nodes: 2, server: server) { cluster in
             let (a, b) = (cluster.nodes[0], cluster.nodes[1])
@@ -320,9 +329,13 @@ struct ScaleOutTests {
                             30, client: "r\(writer)", nodes: { nodes }, documentID: id, token: token,
                             between: { index in
                                 guard writer == 0, index == 10 else { return }
-                                try? await server.restart(whileDown: {
-                                    if await Self.health(a) == 503 { sawUnhealthy.set() }
-                                })
+                                do {
+                                    try await server.restart(whileDown: {
+                                        if await Self.health(a) == 503 { sawUnhealthy.set() }
+                                    })
+                                } catch {
+                                    Issue.record("PostgreSQL did not restart: \(error)")
+                                }
                             })
                     }
                 }

@@ -9,7 +9,9 @@ import Testing
 /// OpenAPI document (`../shared/reference/document-engine-api.yml`): status codes and response
 /// bodies as it documents them. Every difference it finds must be listed, with its reason, in
 /// docs/API-COMPATIBILITY.md.
-@Suite("Schema compatibility with the existing server", .serialized, .enabled(if: try SchemaCheck.isAvailable()))
+@Suite(
+    "Schema compatibility with the existing server", .serialized, .enabled(if: try SchemaCheck.isAvailable()),
+    .timeLimit(.minutes(20)))
 struct SchemaCompatibilityTests {
     @Test func servedOperationsAnswerAsTheReferenceSchemaSaysOrTheDifferenceIsDocumented() async throws {
         let directory = try TemporaryDirectory()

@@ -12,7 +12,7 @@ import FoundationNetworking
 #endif
 
 /// Runs the real `instant serve` executable, built next to the test bundle.
-@Suite("instant serve process", .serialized)
+@Suite("instant serve process", .serialized, .timeLimit(.minutes(10)))
 struct ServeProcessTests {
     /// Runs `instant` with arguments and returns its exit status and output (standard output and error).
     static func run(_ arguments: [String]) async throws -> (Int32, String) {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Server setup")
+@Suite("Server setup", .timeLimit(.minutes(10)))
 struct ServerSetupTests {
     @Test func developmentCredentialsAreCreatedOnceAndSignVerifiableTokens() async throws {
         let directory = try TemporaryDirectory()

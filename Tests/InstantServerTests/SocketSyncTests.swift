@@ -7,7 +7,7 @@ import Testing
 
 /// Sync requests sent on the listening WebSocket: the same answers and exactly-once rules as
 /// `POST …/sync`, in order with the change messages, and errors that name the request.
-@Suite("Listening for changes: sync requests on the WebSocket")
+@Suite("Listening for changes: sync requests on the WebSocket", .timeLimit(.minutes(10)))
 struct SocketSyncTests {
     /// Sends `{"requestId": id, "sync": body}` and waits for the reply carrying `id`.
     static func request(_ socket: ListeningSocket, id: JSONValue, _ body: JSONValue) async throws -> JSONValue {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Storage: the rules of every backend")
+@Suite("Storage: the rules of every backend", .timeLimit(.minutes(10)))
 struct StorageConformanceTests {
     static func document(id: String, pdf: Data, title: String? = nil) -> StoredDocument {
         StoredDocument(

@@ -7,7 +7,7 @@ import Testing
 
 /// Records as the client routes write them by hand: valid JSON with exactly the members of
 /// docs/PROTOCOL.md ("Records on the wire"), keys in order, strings escaped.
-@Suite("Records on the wire")
+@Suite("Records on the wire", .timeLimit(.minutes(10)))
 struct SyncJSONTests {
     static func written(_ record: StoredRecord) throws -> (text: String, value: JSONValue) {
         var buffer = ByteBuffer()

@@ -6,7 +6,7 @@ import Testing
 
 @testable import InstantServer
 
-@Suite("Sync protocol")
+@Suite("Sync protocol", .timeLimit(.minutes(10)))
 struct SyncProtocolTests {
     @Test func aPushReachesAnotherClientWithServerAssignedFields() async throws {
         let fixture = try await SyncFixture()

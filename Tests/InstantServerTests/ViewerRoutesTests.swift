@@ -10,7 +10,7 @@ import Testing
 
 /// The web viewer's routes (issue 16): its pages and files with their own security policy, pdf.js
 /// from a directory, the development start page and its API only with development credentials.
-@Suite("Viewer routes")
+@Suite("Viewer routes", .timeLimit(.minutes(10)))
 struct ViewerRoutesTests {
     /// A server with a JWT key; the development start page when `development` is set.
     static func run(

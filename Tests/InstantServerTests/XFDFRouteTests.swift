@@ -7,7 +7,7 @@ import Testing
 @testable import InstantServer
 
 /// `GET .../document.xfdf`, `POST .../apply_xfdf` and XFDF attached to an upload.
-@Suite("XFDF routes")
+@Suite("XFDF routes", .timeLimit(.minutes(10)))
 struct XFDFRouteTests {
     static let square = """
         <?xml version="1.0" encoding="UTF-8"?>

@@ -6,7 +6,7 @@ import Testing
 @testable import Instant
 
 /// Awaiting a download, a sync cycle and a reauthentication, beside the notifications.
-@Suite("Awaiting the descriptor")
+@Suite("Awaiting the descriptor", .timeLimit(.minutes(10)))
 struct AsyncDescriptorTests {
     @Test func aDownloadASyncAndAReauthenticationCanBeAwaited() async throws {
         let server = try await LiveServer()

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Instant
 
-@Suite("delayForSyncingLocalChanges values")
+@Suite("delayForSyncingLocalChanges values", .timeLimit(.minutes(10)))
 struct AutomaticSyncDelayTests {
     @Test("The default is one second")
     func defaultIsOneSecond() {

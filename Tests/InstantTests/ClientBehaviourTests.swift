@@ -6,7 +6,7 @@ import Testing
 
 @testable import Instant
 
-@Suite("SDK behaviour against a live server")
+@Suite("SDK behaviour against a live server", .timeLimit(.minutes(10)))
 struct ClientBehaviourTests {
     /// Collects notifications of one descriptor.
     final class NotificationLog: @unchecked Sendable {
@@ -314,7 +314,7 @@ struct ClientBehaviourTests {
     }
 }
 
-@Suite("SDK edge cases against a live server")
+@Suite("SDK edge cases against a live server", .timeLimit(.minutes(10)))
 struct ClientEdgeCaseTests {
     @Test func cancellingTheDownloadLeavesNothingUsable() async throws {
         let server = try await LiveServer(pageCount: 4000)
@@ -395,7 +395,7 @@ struct ClientEdgeCaseTests {
     }
 }
 
-@Suite("SDK user identity")
+@Suite("SDK user identity", .timeLimit(.minutes(10)))
 struct ClientUserTests {
     @Test func theUserIDMayChangeOnceFromNilAndThenNever() async throws {
         let server = try await LiveServer()
@@ -468,7 +468,7 @@ struct ClientUserTests {
     }
 }
 
-@Suite("SDK attachments")
+@Suite("SDK attachments", .timeLimit(.minutes(10)))
 struct ClientAttachmentTests {
     @Test func anImageAttachedOnOneClientCanBeWrittenOutOnAnother() async throws {
         let server = try await LiveServer()

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Instant
 
-@Suite("SDK against a live server")
+@Suite("SDK against a live server", .timeLimit(.minutes(10)))
 struct ClientSyncTests {
     @Test func downloadEditAndSync() async throws {
         let server = try await LiveServer()

@@ -43,7 +43,7 @@ private struct TwoClients {
     }
 }
 
-@Suite("Comments, bookmarks, form values and server metadata through the document")
+@Suite("Comments, bookmarks, form values and server metadata through the document", .timeLimit(.minutes(10)))
 struct DocumentRecordsTests {
     @Test func eachAnnotationCarriesTheServersMetadataAfterSync() async throws {
         let clients = try await TwoClients(aliceGroup: "reviewers")

@@ -4,7 +4,7 @@ import Testing
 
 /// Long random sequences of events (drawn reproducibly from every event of the transition
 /// table) must never break the promises the owner and the app rely on.
-@Suite("Document state machine: invariants under random event sequences")
+@Suite("Document state machine: invariants under random event sequences", .timeLimit(.minutes(10)))
 struct DocumentStateMachineInvariantTests {
     @Test("The stage and the observable state agree after every event", arguments: 0..<40)
     func invariantsHold(seed: UInt64) {

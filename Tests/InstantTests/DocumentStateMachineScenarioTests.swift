@@ -28,7 +28,7 @@ private struct Driver {
 
 private let networkError = InstantError(.couldNotReachServer, "The connection was lost.")
 
-@Suite("Document state machine: scenarios")
+@Suite("Document state machine: scenarios", .timeLimit(.minutes(10)))
 struct DocumentStateMachineScenarioTests {
     @Test("A cycle with edits made while sending sends again, then ends clean")
     func cycleWithChangesDuringSending() {

@@ -322,7 +322,7 @@ private func isSetting(_ event: DocumentStateMachine.Event) -> Bool {
     }
 }
 
-@Suite("Document state machine: the transition table")
+@Suite("Document state machine: the transition table", .timeLimit(.minutes(10)))
 struct DocumentStateMachineTransitionTableTests {
     @Test("Each situation is reached in the state the table assumes", arguments: Situation.allCases)
     func situationsReachTheirStates(situation: Situation) {

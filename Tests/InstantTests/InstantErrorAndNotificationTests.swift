@@ -3,7 +3,7 @@ import Testing
 
 @testable import Instant
 
-@Suite("Errors and notifications")
+@Suite("Errors and notifications", .timeLimit(.minutes(10)))
 struct InstantErrorAndNotificationTests {
     @Test("Codes compare by raw value, so new codes can be added without breaking matching")
     func codesAreExtensible() {

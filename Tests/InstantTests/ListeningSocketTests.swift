@@ -9,7 +9,7 @@ import Testing
 
 /// The SDK listens on the layer's WebSocket with change messages and sends its sync requests on
 /// it; it falls back to pulls when a message is missing and to HTTP when the socket is down.
-@Suite("SDK on the listening WebSocket")
+@Suite("SDK on the listening WebSocket", .timeLimit(.minutes(10)))
 struct ListeningSocketTests {
     /// Two clients of one server, each with a test transport, both listening.
     struct Pair {

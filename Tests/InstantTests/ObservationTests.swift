@@ -47,7 +47,7 @@ final class ListeningDelegate: InstantClientDelegate, @unchecked Sendable {
     }
 }
 
-@Suite("Observing descriptors and documents")
+@Suite("Observing descriptors and documents", .timeLimit(.minutes(10)))
 struct ObservationTests {
     /// A layer with a pending edit from an earlier launch is `unknown` until a document is
     /// obtained, then `dirty` (the seeds); a clean one becomes `clean`.

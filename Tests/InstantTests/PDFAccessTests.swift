@@ -6,7 +6,7 @@ import Testing
 
 @testable import Instant
 
-@Suite("The PDF to show")
+@Suite("The PDF to show", .timeLimit(.minutes(10)))
 struct PDFAccessTests {
     @Test func theDownloadedPDFItsPagesAndWhereAnnotationsGoOnThem() async throws {
         let server = try await LiveServer()

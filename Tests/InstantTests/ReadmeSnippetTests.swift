@@ -3,7 +3,7 @@ import Testing
 
 /// The README's SDK snippet is the example app's code, which the build compiles and a test runs
 /// (`ServeProcessTests.theExampleAppAddsANoteAndSyncsIt`): a snippet that stops compiling fails here.
-@Suite("README snippet")
+@Suite("README snippet", .timeLimit(.minutes(10)))
 struct ReadmeSnippetTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

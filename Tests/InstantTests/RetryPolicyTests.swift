@@ -2,7 +2,7 @@ import Testing
 
 @testable import Instant
 
-@Suite("Retry backoff")
+@Suite("Retry backoff", .timeLimit(.minutes(10)))
 struct RetryPolicyTests {
     @Test("The ceiling doubles from the initial delay up to the maximum")
     func ceilingGrowsAndCaps() {

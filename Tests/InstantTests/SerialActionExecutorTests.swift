@@ -6,7 +6,7 @@ import Testing
 
 /// The descriptor performs its state machine's actions through one serial executor, so they
 /// happen in the order the machine returned them, whichever threads deliver its events.
-@Suite("Actions run in the machine's order")
+@Suite("Actions run in the machine's order", .timeLimit(.minutes(10)))
 struct SerialActionExecutorTests {
     /// What a test's actions did, in order.
     final class Log: @unchecked Sendable {

@@ -11,7 +11,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("Local stores written by older versions")
+@Suite("Local stores written by older versions", .timeLimit(.minutes(10)))
 struct StoreMigrationTests {
     /// Writes a store as the first version of the SDK did: schema v1 only, one layer of one
     /// document with the given records (`pending` ones are local edits not yet pushed).
@@ -123,7 +123,7 @@ struct StoreMigrationTests {
     }
 }
 
-@Suite("Damaged local stores")
+@Suite("Damaged local stores", .timeLimit(.minutes(10)))
 struct DamagedStoreTests {
     @Test func aDamagedLayerMakesItsDescriptorInvalidUntilItsStorageIsRemoved() async throws {
         let server = try await LiveServer()

@@ -4,7 +4,7 @@ import Testing
 @testable import Instant
 
 /// The one encoder of sync request bodies, against docs/PROTOCOL.md.
-@Suite("Sync request bodies")
+@Suite("Sync request bodies", .timeLimit(.minutes(10)))
 struct SyncRequestBodyTests {
     @Test func aPushCarriesItsIDBaseAndChanges() throws {
         let push = PendingPush(

@@ -12,7 +12,9 @@ import FoundationNetworking
 
 /// The web viewer and its JavaScript client in a real headless Chromium against `instant serve`
 /// (issue 16, "Proof, in a real browser").
-@Suite("Viewer in a browser", .serialized, .enabled(if: BrowserTools.shouldRun, BrowserTools.absence))
+@Suite(
+    "Viewer in a browser", .serialized, .enabled(if: BrowserTools.shouldRun, BrowserTools.absence),
+    .timeLimit(.minutes(10)))
 struct ViewerBrowserTests {
     /// Records, in the current window, when each annotation element first appears (`Date.now()`).
     static let recordAppearances = """
