@@ -49,8 +49,8 @@ enum PostgresSync {
                         count, name, result.poke.p50, result.poke.p99, result.applied.p50, result.applied.p99))
             }
         }
-        let overHTTP = try await Throughput.measure(api: a, writers: writers, changesPerPush: 1)
-        let onSockets = try await Throughput.measureOnSockets(api: a, writers: writers, changesPerPush: 1)
+        let overHTTP = try await Throughput.measure(api: a, over: .http, writers: writers, changesPerPush: 1)
+        let onSockets = try await Throughput.measure(api: a, over: .webSocket, writers: writers, changesPerPush: 1)
         let raw = try await RawPostgres.rate(url: url, writers: writers)
         let pgbench = try RawPostgres.pgbenchRate(server: server, url: url, clients: writers)
         for (rate, transport) in [(overHTTP, "over HTTP"), (onSockets, "on WebSockets")] {

@@ -121,8 +121,9 @@ struct SyncBenchmark: AsyncParsableCommand {
         }
 
         for batch in changesPerPush {
-            let overHTTP = try await Throughput.measure(api: api, writers: writers, changesPerPush: batch)
-            let onSockets = try await Throughput.measureOnSockets(api: api, writers: writers, changesPerPush: batch)
+            let overHTTP = try await Throughput.measure(api: api, over: .http, writers: writers, changesPerPush: batch)
+            let onSockets = try await Throughput.measure(
+                api: api, over: .webSocket, writers: writers, changesPerPush: batch)
             let raw = try RawSQLite.rate(rowsPerCommit: batch)
             for (rate, transport) in [(overHTTP, "over HTTP"), (onSockets, "on WebSockets")] {
                 print(
