@@ -34,9 +34,9 @@ final class PushWriter: Sendable {
         var changesPerPush: Int
 
         /// The body of push `pushID` from revision `base`.
-        func body(pushID: Int64, base: Int64) -> String {
+        func body(pushID: Int64, base: Int64) -> JSONValue {
             let ids = (0..<changesPerPush).map { "\(client)-\(pushID)-\($0)" }
-            return notePush(client: client, pushID: pushID, base: base, ids: ids).serializedString()
+            return notePush(client: client, pushID: pushID, base: base, ids: ids)
         }
     }
 
@@ -114,7 +114,7 @@ private struct PushSequence {
     var pendingPushID: Int64 { nextPushID - 1 }
 
     /// Starts `count` pushes; returns the body of the first.
-    mutating func start(count: Int, done: EventLoopPromise<Void>) -> String? {
+    mutating func start(count: Int, done: EventLoopPromise<Void>) -> JSONValue? {
         guard self.done == nil else {
             done.fail(BenchmarkError("A writer was asked for pushes while it was still pushing."))
             return nil
@@ -130,7 +130,7 @@ private struct PushSequence {
 
     /// The pending push was answered at `revision`; returns the body of the next push, or `nil`
     /// when the writer is done.
-    mutating func answered(revision: Int64) -> String? {
+    mutating func answered(revision: Int64) -> JSONValue? {
         self.revision = revision
         remaining -= 1
         guard remaining == 0 else { return next() }
@@ -146,7 +146,7 @@ private struct PushSequence {
         done?.fail(error)
     }
 
-    private mutating func next() -> String {
+    private mutating func next() -> JSONValue {
         defer { nextPushID += 1 }
         return pushes.body(pushID: nextPushID, base: revision)
     }
@@ -186,12 +186,13 @@ private final class HTTPPushHandler: ChannelInboundHandler, PushLoop {
         if let body = sequence.start(count: count, done: done) { send(body) }
     }
 
-    private func send(_ body: String) {
+    private func send(_ push: JSONValue) {
         guard let context else { return }
+        let body = ByteBuffer(string: push.serializedString())
         var head = self.head
-        head.headers.add(name: "Content-Length", value: "\(body.utf8.count)")
+        head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
@@ -283,12 +284,10 @@ private final class WebSocketPushHandler: ChannelInboundHandler, PushLoop {
         if let body = sequence.start(count: count, done: done) { send(body) }
     }
 
-    private func send(_ body: String) {
+    private func send(_ push: JSONValue) {
         guard let context else { return }
-        var text = context.channel.allocator.buffer(capacity: body.utf8.count + 32)
-        text.writeString(#"{"requestId":\#(sequence.pendingPushID),"sync":"#)
-        text.writeString(body)
-        text.writeString("}")
+        let message: JSONValue = ["requestId": .integer(sequence.pendingPushID), "sync": push]
+        let text = ByteBuffer(string: message.serializedString())
         context.writeAndFlush(
             wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: text)), promise: nil)
     }
