@@ -10,7 +10,8 @@ import Darwin
 #endif
 
 /// A throwaway PostgreSQL server for tests and benchmarks: a fresh cluster in a temporary
-/// directory, on 127.0.0.1 with a free port, whose only user is `instant` (trusted, no password).
+/// directory, on 127.0.0.1 with a free port (or on its Unix socket only), whose only user is
+/// `instant` (trusted, no password).
 ///
 /// ```swift
 /// let server = try await PostgresTestServer.shared()     // one per process, started once
@@ -39,7 +40,8 @@ public final class PostgresTestServer: Sendable {
     /// The database that ``start(fsync:settings:unixSocketOnly:)`` creates.
     public static let defaultDatabase = "instant"
 
-    /// The TCP port on 127.0.0.1 (also in the name of the Unix socket).
+    /// The TCP port on 127.0.0.1, also in the name of the Unix socket (only there with
+    /// ``unixSocketOnly``).
     public let port: Int
     /// The temporary directory: the cluster (`data`), the server's log (`postgres.log`), and the
     /// Unix socket.

@@ -105,6 +105,13 @@ private struct PushSequence {
     var revision: Int64 = 0
     private var remaining = 0
     private var done: EventLoopPromise<Void>?
+    /// Fails the writer when the pending push has no answer in time.
+    private var deadline: Scheduled<Void>?
+    /// Why the connection closed, once it did.
+    private var closed: (any Error)?
+
+    /// How long a push may wait for its answer.
+    static let answerTimeout = TimeAmount.seconds(60)
 
     init(pushes: PushWriter.Pushes) {
         self.pushes = pushes
@@ -119,6 +126,10 @@ private struct PushSequence {
             done.fail(BenchmarkError("A writer was asked for pushes while it was still pushing."))
             return nil
         }
+        if let closed {
+            done.fail(closed)
+            return nil
+        }
         guard count > 0 else {
             done.succeed()
             return nil
@@ -131,6 +142,8 @@ private struct PushSequence {
     /// The pending push was answered at `revision`; returns the body of the next push, or `nil`
     /// when the writer is done.
     mutating func answered(revision: Int64) -> JSONValue? {
+        deadline?.cancel()
+        deadline = nil
         self.revision = revision
         remaining -= 1
         guard remaining == 0 else { return next() }
@@ -140,7 +153,22 @@ private struct PushSequence {
         return nil
     }
 
+    /// The pending push went out on `loop`: `timedOut` runs if its answer has not come within
+    /// ``answerTimeout``.
+    mutating func sent(on loop: NIOIsolatedEventLoop, timedOut: @escaping () -> Void) {
+        deadline?.cancel()
+        deadline = loop.scheduleTask(in: Self.answerTimeout, timedOut)
+    }
+
+    /// The connection closed: the pending pushes fail, and so will any asked for later.
+    mutating func close(because error: any Error) {
+        closed = closed ?? error
+        fail(error)
+    }
+
     mutating func fail(_ error: any Error) {
+        deadline?.cancel()
+        deadline = nil
         let done = self.done
         self.done = nil
         done?.fail(error)
@@ -194,6 +222,9 @@ private final class HTTPPushHandler: ChannelInboundHandler, PushLoop {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        sequence.sent(on: context.eventLoop.assumeIsolated()) { [self] in
+            fail(BenchmarkError("Push \(sequence.pendingPushID) had no answer within 60 s."))
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -219,7 +250,7 @@ private final class HTTPPushHandler: ChannelInboundHandler, PushLoop {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        sequence.fail(BenchmarkError("The server closed a writer's HTTP connection."))
+        sequence.close(because: BenchmarkError("The server closed a writer's HTTP connection."))
         context.fireChannelInactive()
     }
 
@@ -265,7 +296,8 @@ private final class WebSocketPushHandler: ChannelInboundHandler, PushLoop {
         let layer = pushes.layer.map { "/l/\($0)" } ?? ""
         let request = UpgradeRequest(
             host: host,
-            path: "/i/d/\(pushes.documentID)\(layer)/listen?since=0&changes=records&jwt=\(pushes.token)")
+            path: "/i/d/\(pushes.documentID)\(layer)/listen?since=0&changes=records&jwt=\(pushes.token)",
+            ready: ready)
         try channel.pipeline.syncOperations.addHTTPClientHandlers(
             withClientUpgrade: (
                 upgraders: [upgrader],
@@ -290,6 +322,9 @@ private final class WebSocketPushHandler: ChannelInboundHandler, PushLoop {
         let text = ByteBuffer(string: message.serializedString())
         context.writeAndFlush(
             wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: text)), promise: nil)
+        sequence.sent(on: context.eventLoop.assumeIsolated()) { [self] in
+            fail(BenchmarkError("Push \(sequence.pendingPushID) had no answer on its WebSocket within 60 s."))
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -355,7 +390,7 @@ private final class WebSocketPushHandler: ChannelInboundHandler, PushLoop {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        sequence.fail(BenchmarkError("The server closed a writer's WebSocket connection."))
+        sequence.close(because: BenchmarkError("The server closed a writer's WebSocket connection."))
         context.fireChannelInactive()
     }
 
@@ -380,10 +415,12 @@ private final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandl
 
     private let host: String
     private let path: String
+    private let ready: EventLoopPromise<NIOLoopBound<any PushLoop>>
 
-    init(host: String, path: String) {
+    init(host: String, path: String, ready: EventLoopPromise<NIOLoopBound<any PushLoop>>) {
         self.host = host
         self.path = path
+        self.ready = ready
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -397,7 +434,7 @@ private final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandl
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // The server refused the upgrade: its answer is the only HTTP response on this connection.
         if case .head(let head) = unwrapInboundIn(data) {
-            context.fireErrorCaught(BenchmarkError("The server refused a writer's WebSocket: \(head.status.code)."))
+            ready.fail(BenchmarkError("The server refused a writer's WebSocket: \(head.status.code)."))
             context.close(promise: nil)
         }
     }

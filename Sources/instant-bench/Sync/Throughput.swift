@@ -13,23 +13,28 @@ enum Throughput {
         let document = try await api.newDocument()
         let pushesPerWriter = changesPerPush == 1 ? 1_000 : 30
         var connected: [PushWriter] = []
-        for writer in 0..<writers {
-            // A token per writer: the server limits the listening connections of one token.
-            let token = try await api.server.token(document: document, user: "w")
-            let pushes = PushWriter.Pushes(
-                documentID: document, token: token, client: "w\(writer)", changesPerPush: changesPerPush)
-            connected.append(try await PushWriter.connect(to: api.server.baseURL, over: transport, pushes: pushes))
-        }
-        let start = DispatchTime.now().uptimeNanoseconds
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for writer in connected {
-                group.addTask { try await writer.push(pushesPerWriter) }
+        do {
+            for writer in 0..<writers {
+                // A token per writer: the server limits the listening connections of one token.
+                let token = try await api.server.token(document: document, user: "w")
+                let pushes = PushWriter.Pushes(
+                    documentID: document, token: token, client: "w\(writer)", changesPerPush: changesPerPush)
+                connected.append(try await PushWriter.connect(to: api.server.baseURL, over: transport, pushes: pushes))
             }
-            try await group.waitForAll()
+            let start = DispatchTime.now().uptimeNanoseconds
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in connected {
+                    group.addTask { try await writer.push(pushesPerWriter) }
+                }
+                try await group.waitForAll()
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            for writer in connected { await writer.close() }
+            return Double(writers * pushesPerWriter * changesPerPush) / seconds
+        } catch {
+            for writer in connected { await writer.close() }
+            throw error
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        for writer in connected { await writer.close() }
-        return Double(writers * pushesPerWriter * changesPerPush) / seconds
     }
 }
 
