@@ -43,6 +43,9 @@ final class PushWriter: Sendable {
     private let channel: any Channel
     private let handler: NIOLoopBound<any PushLoop>
 
+    /// The one thread every writer runs on.
+    private static let writerLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+
     private init(channel: any Channel, handler: NIOLoopBound<any PushLoop>) {
         self.channel = channel
         self.handler = handler
@@ -53,7 +56,7 @@ final class PushWriter: Sendable {
         guard let host = server.host, let port = server.port else {
             throw BenchmarkError("The server's URL \(server) has no host and port.")
         }
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let loop = Self.writerLoop
         let ready = loop.makePromise(of: NIOLoopBound<any PushLoop>.self)
         let bootstrap = ClientBootstrap(group: loop).channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
