@@ -1,6 +1,7 @@
 import Foundation
 import InstantJSON
 import InstantTesting
+import NIOConcurrencyHelpers
 import PostgresNIO
 import Testing
 
@@ -51,6 +52,20 @@ struct PostgresBackendTests {
     }
 
     /// A document `d` with a layer `""` at `revision`.
+    /// How many of the database's sessions wait for a lock.
+    static func lockWaiters(_ backend: PostgresBackend) async throws -> Int {
+        try await backend.withConnection { connection in
+            try await connection.value(
+                """
+                SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'
+                """,
+                as: Int.self,
+                "looking for waiting transactions"
+            ) ?? 0
+        }
+    }
+
     static func makeLayer(_ backend: PostgresBackend, revision: Int64 = 0) async throws {
         try await backend.write { transaction throws in
             #expect(try await transaction.insertDocument(Self.document(id: "d")))
@@ -265,19 +280,7 @@ struct PostgresBackendTests {
                 }
             }
             // The second writer waits for the first one's row lock.
-            let waits = try await eventually {
-                try await backend.withConnection { connection in
-                    try await connection.value(
-                        """
-                        SELECT count(*) FROM pg_stat_activity
-                        WHERE datname = current_database() AND wait_event_type = 'Lock'
-                        """,
-                        as: Int.self,
-                        "looking for waiting transactions"
-                    ) == 1
-                }
-            }
-            #expect(waits)
+            #expect(try await eventually { try await Self.lockWaiters(backend) == 1 })
             releaseSignal.yield()
             #expect(try await first.value == 5)
             #expect(try await second.value == 6)
@@ -473,13 +476,15 @@ struct PostgresBackendTests {
         }
     }
 
-    /// A group transaction costs five statements whatever the number of its commits and of their
-    /// changes and answers (up to what one statement writes): `BEGIN`, the layer's lock, one read (the records the commits name, the
-    /// clients' last pushes, the changes the answers ask), one write (the records, the revision,
-    /// the push ids, the notification) and `COMMIT`. Each statement waits for PostgreSQL's answer
-    /// while the layer is locked, so their number bounds the pushes a layer takes per second; the
-    /// pushes that arrive while a group waits for the lock join it.
-    @Test func aGroupTransactionIsFiveStatements() async throws {
+    /// A group costs the same statements whatever the number of its commits and of their changes
+    /// and answers (up to what one statement writes): one read (the layer, the records the commits
+    /// name, the clients' last pushes, the changes the answers ask) and one write (the records, the
+    /// revision, the push ids, the notification, if the layer is as it was read). A group that
+    /// locks the layer (the first since the layer's commits stopped coming) adds `BEGIN`, the lock
+    /// and `COMMIT`. Each statement waits for PostgreSQL's answer, and the groups of a layer follow
+    /// each other, so their number bounds the pushes a layer takes per second; the pushes that
+    /// arrive while a group waits for the lock join it.
+    @Test func aGroupIsTwoStatementsOrFiveWhenItLocksTheLayer() async throws {
         let server = try await PostgresTestServer.start(settings: ["shared_preload_libraries": "pg_stat_statements"])
         defer { server.stop() }
         try await withPostgresBackend(on: server) { backend in
@@ -512,7 +517,7 @@ struct PostgresBackendTests {
                             switch query {
                             case let sql where sql.contains("FOR UPDATE OF layers"): "lock"
                             case let sql where sql.contains("UNION ALL"): "read"
-                            case let sql where sql.hasPrefix("WITH written AS"): "write"
+                            case let sql where sql.hasPrefix("WITH revised AS"): "write"
                             case "BEGIN", "COMMIT": query
                             default: "other"
                             }
@@ -554,9 +559,11 @@ struct PostgresBackendTests {
             for task in queued { answers.append(try await task.value) }
             #expect(answers == Array(repeating: 30 + 1 + 18, count: 9), "each answer sees the whole group")
             let grouped = try await count()
-            // The held commit reads nothing (no records named, no push, no answer): its group has
-            // no read.
-            #expect(grouped == ["BEGIN": 2, "lock": 2, "read": 1, "write": 2, "COMMIT": 2])
+            // The held commit reads nothing (no records named, no push, no answer): its group (the
+            // first since the layer's commits stopped coming, which locks the layer) has no read.
+            // The group of nine follows it and knows the revision it left: it does not lock the
+            // layer, and is a read and a write.
+            #expect(grouped == ["BEGIN": 1, "lock": 1, "read": 1, "write": 2, "COMMIT": 1])
 
             // Commits that arrive while a group waits for the layer's lock (held here as another
             // node's transaction would hold it) join that group.
@@ -572,16 +579,7 @@ struct PostgresBackendTests {
             }
             for await _ in locked { break }
             let first = Task { try await push("late0", ids: ["late0"]) }
-            #expect(
-                try await eventually {
-                    try await backend.readStatement { transaction in
-                        try await (transaction as! PostgresTransaction).value(
-                            """
-                            SELECT count(*) FROM pg_stat_activity
-                            WHERE datname = current_database() AND wait_event_type = 'Lock'
-                            """, as: Int64.self, "reading who waits for a lock") == 1
-                    }
-                })
+            #expect(try await eventually { try await Self.lockWaiters(backend) == 1 })
             try await resetCount()
             let later = (1..<3).map { client in Task { try await push("late\(client)", ids: ["late\(client)"]) } }
             #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == 3 })
@@ -594,6 +592,69 @@ struct PostgresBackendTests {
             #expect(
                 joined == ["lock": 1, "read": 1, "write": 1, "COMMIT": 2],
                 "one group (its BEGIN before the count), and the other node's COMMIT")
+        }
+    }
+
+    /// A group that does not lock the layer writes only if no other writer changed the layer since
+    /// it read it. When another node commits in between, or holds the layer when the write comes
+    /// (the write waits for it, then finds the row that node left), the group writes nothing and
+    /// runs again, locking the layer: its commit comes after the other node's, with the revision
+    /// after it, decided against the layer as that node left it.
+    @Test(arguments: [false, true])
+    func aGroupThatFindsTheLayerChangedRunsAgainLocked(otherNodeHoldsTheLayer: Bool) async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend)
+            let nodeA = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            let nodeB = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            // A's push queues behind a first group, so that its group knows the revision that one
+            // left and does not lock the layer.
+            let (first, releaseFirst) = await StorageConformanceTests.holdLayer(nodeA, putting: "first")
+            let decisions = NIOLockedValueBox(0)
+            let other = NIOLockedValueBox<(commit: Task<CommitResult, any Error>, release: @Sendable () -> Void)?>(nil)
+            let push = Task {
+                try await nodeA.apply(
+                    documentID: "d", layer: "",
+                    push: ClientPush(client: ClientIdentity(userID: "u", clientID: "a"), pushID: 1),
+                    reading: ["mine"]
+                ) { reader in
+                    let decision = decisions.withLockedValue { count in
+                        count += 1
+                        return count
+                    }
+                    if decision == 1 && otherNodeHoldsTheLayer {
+                        let held = await StorageConformanceTests.holdLayer(nodeB, putting: "theirs")
+                        other.withLockedValue { $0 = held }
+                    } else if decision == 1 {
+                        _ = try await nodeB.apply(
+                            [.put(StorageConformanceTests.annotation("theirs"))], documentID: "d", layer: "",
+                            onConditionFailure: .abortBatch)
+                    }
+                    return LayerDecision(
+                        changes: [.put(StorageConformanceTests.annotation("mine"))], outcome: reader.revision)
+                }
+            }
+            let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+            #expect(try await eventually { nodeA.commitQueue.waitingCount(on: key) == 1 })
+            releaseFirst()
+            #expect(try await first.value.revision == 1)
+            if otherNodeHoldsTheLayer {
+                // A's write waits for B's lock on the layer's row.
+                #expect(try await eventually { try await Self.lockWaiters(backend) == 1 })
+                let held = try #require(other.withLockedValue { $0 })
+                held.release()
+                #expect(try await held.commit.value.revision == 2)
+            }
+            let (result, decidedOn) = try await push.value
+            #expect(decisions.withLockedValue { $0 } == 2, "decided again, against the layer B left")
+            #expect(decidedOn == 2)
+            #expect(result.revision == 3)
+            let stored = try await backend.read { transaction in
+                try await transaction.records(documentID: "d", layer: "", changedAfter: 0).map { [$0.id: $0.revision] }
+            }
+            #expect(stored == [["first": 1], ["theirs": 2], ["mine": 3]])
+            #expect(
+                try await nodeA.lastPushID(
+                    documentID: "d", layer: "", client: ClientIdentity(userID: "u", clientID: "a")) == 1)
         }
     }
 

@@ -51,6 +51,19 @@ final class GroupRecords: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Whether ``flush(to:documentID:layer:)`` may write before the end of the group.
+    private let flushes: Bool
+
+    /// Records for a group that holds its layer's lock, whose reads may need its writes in the
+    /// database before its end (`flushes`); or for a group that writes only at its end, which
+    /// must take the lock instead when they do (``NeedsLayerLock``).
+    init(flushes: Bool) {
+        self.flushes = flushes
+    }
+
+    /// Thrown by ``flush(to:documentID:layer:)`` in a group that writes only at its end, when a read
+    /// needs its writes in the database first: the group runs again, locking the layer.
+    struct NeedsLayerLock: Error {}
 
     /// The records with the given ids, as far as they are known here, and the ids not known.
     func known(_ ids: [String]) -> (found: [String: StoredRecord], unknown: [String]) {
@@ -104,7 +117,13 @@ final class GroupRecords: Sendable {
     }
 
     /// Writes the rows kept since the last flush to the database, in one upsert.
+    /// - Throws: ``NeedsLayerLock`` when there are rows to write in a group that writes only at its
+    ///   end.
     func flush(to transaction: any StorageTransaction, documentID: String, layer: String) async throws {
+        guard flushes else {
+            guard state.withLock({ $0.unflushed.isEmpty }) else { throw NeedsLayerLock() }
+            return
+        }
         let rows = takeUnflushed()
         guard !rows.isEmpty else { return }
         try await transaction.upsert(rows, documentID: documentID, layer: layer)

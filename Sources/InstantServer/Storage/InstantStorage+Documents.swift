@@ -43,7 +43,7 @@ extension InstantStorage {
                 }
                 var revision = layer?.revision ?? 0
                 if !initialChanges.isEmpty, let layer {
-                    let records = GroupRecords()
+                    let records = GroupRecords(flushes: true)
                     revision = try await Self.commit(
                         initialChanges, to: layer, in: transaction, onConditionFailure: .abortBatch, now: now,
                         records: records
@@ -141,7 +141,7 @@ extension InstantStorage {
                 guard let layer = try await transaction.lockLayer(documentID: copyID, name: "")?.layer else {
                     throw StorageError(.layerNotFound, "The copy of '\(sourceID)' has no default layer.")
                 }
-                let records = GroupRecords()
+                let records = GroupRecords(flushes: true)
                 let revision = try await Self.commit(
                     initialChanges, to: layer, in: transaction, onConditionFailure: .abortBatch, now: now,
                     records: records

@@ -97,7 +97,12 @@ extension InstantStorage {
     /// commit time and returns the changes to apply (failed conditions are skipped, not thrown).
     /// The records with the ids in `reading` are read for it beforehand, together with those of the
     /// other commits of its group transaction; it may read others (each such read is a statement of
-    /// its own while the layer is locked).
+    /// its own).
+    ///
+    /// `decide` may be called more than once, each time on the layer as it is then: a group that
+    /// did not lock the layer and finds that another server node wrote it meanwhile runs again
+    /// (``StorageBackend/optimistically(_:)``). Keep it free of side effects; only the outcome of
+    /// its last call counts.
     ///
     /// With a `push` whose id is not above the client's last one, `decide` is not called, nothing is
     /// written, and the result has ``CommitResult/isDuplicatePush`` set and no outcome.
@@ -191,67 +196,161 @@ extension InstantStorage {
         }
     }
 
-    /// One group transaction of a layer, in a number of statements that does not grow with the
+    /// One group of commits to a layer, in a number of statements that does not grow with the
     /// number of its commits (unless they read records beyond what they declared, delete
     /// annotations with comments, or write more than a backend writes in one statement):
-    /// 1. the layer locked until the commit (commits to one layer follow each other, on every
-    ///    server node, and each takes the revision after the one before); then the group's commits
-    ///    taken from the queue, those that arrived while the lock was awaited included;
-    /// 2. at once: the last push ids of the group's clients, the records every commit declared it
+    /// 1. at once: the last push ids of the group's clients, the records every commit declared it
     ///    reads, and the records changed after the lowest revision the answers ask from;
-    /// 3. each commit in turn, deciding and writing in memory (``GroupRecords``); then each
-    ///    commit's answer, from the changes read in 2 and the group's writes;
-    /// 4. every record written, the layer's revision, the push ids and the announcement, at once;
+    /// 2. each commit in turn, deciding and writing in memory (``GroupRecords``); then each
+    ///    commit's answer, from the changes read in 1 and the group's writes;
+    /// 3. every record written, the layer's revision, the push ids and the announcement, at once;
     ///
     /// and after the commit, the observers and each commit's caller, by the delivery it returns.
-    /// `written` is called once the statements are done, before the commit: the queue starts the
-    /// next group then.
+    /// Commits to one layer follow each other, on every server node, and each takes the revision
+    /// after the one before: a group whose backend offers it, and which knows the revision the group
+    /// before left, does not lock the layer (``commitWithoutLock(_:take:expecting:)``); the others,
+    /// and one that finds that another writer changed the layer in the meantime, lock it
+    /// (``commitLocked(_:take:written:)``). `written` is called once the writes are done, before
+    /// the commit of a locked group: the queue starts the next group then.
     private func commitGroup(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
         written: @escaping @Sendable () -> Void
     ) async throws -> LayerCommitQueue.Delivery {
-        let (events, changes, deliveries) = try await backend.write { transaction in
+        let group: GroupOutcome
+        if let expected = commitQueue.revision(of: key),
+            let unlocked = try await commitWithoutLock(key, take: take, expecting: expected)
+        {
+            group = unlocked
+            commitQueue.noteRevision(group.revision, of: key)
+            written()
+        } else {
+            group = try await commitLocked(key, take: take) { revision in
+                self.commitQueue.noteRevision(revision, of: key)
+                written()
+            }
+        }
+        return {
+            await self.report(group.events, changes: group.changes)
+            for deliver in group.deliveries { deliver() }
+        }
+    }
+
+    /// A group in one transaction that locks the layer first (so that it sees what the writer
+    /// before committed, on whichever node) and takes its commits then, those that arrived while
+    /// the lock was awaited included; `written` gets the revision the group leaves.
+    private func commitLocked(
+        _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
+        written: @escaping @Sendable (Int64) -> Void
+    ) async throws -> GroupOutcome {
+        try await backend.write { transaction in
             let (documentID, layerName) = (key.documentID, key.layer)
             guard let (layer, pageCount) = try await transaction.lockLayer(documentID: documentID, name: layerName)
             else { throw try await Self.missingLayer(transaction, documentID: documentID, name: layerName) }
             let jobs = take()
-            let reading = Array(Set(jobs.flatMap(\.reading)))
             let answersAfter = jobs.map { $0.answerReadsChangesAfter(layer.revision) }
             let changesAfter = answersAfter.compactMap(\.self).min()
             let read = try await transaction.groupReads(
-                documentID: documentID, layer: layerName, ids: reading,
-                clients: Array(Set(jobs.compactMap { $0.push?.client })), changedAfter: changesAfter)
-            let records = GroupRecords()
-            records.remember(read.records, lookedFor: reading)
-            var group = GroupCommit(
-                layer: layer, lastPushIDs: read.lastPushIDs, pageCount: pageCount, records: records)
-            var answering: [LayerCommitQueue.Answering] = []
-            for job in jobs { answering.append(try await job.run(transaction, &group)) }
-
-            let after = LayerReader(
-                transaction: transaction, documentID: documentID, layer: layerName, revision: group.layer.revision,
-                pageCount: pageCount, records: records,
-                changed: changesAfter.map {
-                    ChangedRecords(after: $0, committedBefore: read.changed, writtenSince: records.written())
-                })
-            var deliveries: [@Sendable () -> Void] = []
-            for (answer, answersAfter) in zip(answering, answersAfter) {
-                deliveries.append(try await answer(answersAfter == nil ? nil : after))
-            }
-
-            let revised = group.layer.revision == layer.revision ? nil : group.layer.revision
-            let events: [StorageEvent] =
-                revised.map { [.revisionChanged(documentID: documentID, layer: layerName, revision: $0)] } ?? []
+                documentID: documentID, layer: layerName, ids: jobs.reading, clients: jobs.clients,
+                changedAfter: changesAfter)
+            let group = try await Self.run(
+                jobs, in: transaction, on: layer, pageCount: pageCount, read: read, answersAfter: answersAfter,
+                changesAfter: changesAfter, records: GroupRecords(flushes: true))
             try await transaction.finishCommits(
-                documentID: documentID, layer: layerName, writing: records.takeUnflushed(), revision: revised,
-                pushes: group.pushes, announcing: events)
-            written()
-            return (events, group.changes, deliveries)
+                documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
+                pushes: group.pushes, announcing: group.events)
+            written(group.revision)
+            return group
         }
-        return {
-            await self.report(events, changes: changes)
-            for deliver in deliveries { deliver() }
+    }
+
+    /// A group that does not lock the layer (``StorageBackend/optimistically(_:)``): it reads the
+    /// layer with everything else, decides and answers in memory, and writes everything in one
+    /// statement if the layer's row is still as it read it. `nil` when the backend has no such
+    /// groups, when the layer is missing, when another writer changed the layer before the write,
+    /// and when a read needs the group's writes in the database (``GroupRecords/NeedsLayerLock``):
+    /// then nothing was written and nobody answered, and the group runs again, locked.
+    ///
+    /// The changes the answers need are read from the revision the group before left
+    /// (`expected`); an answer that needs more, because another node moved the layer on since, is
+    /// given after the commit instead.
+    private func commitWithoutLock(
+        _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
+        expecting expected: Int64
+    ) async throws -> GroupOutcome? {
+        do {
+            return try await backend.optimistically { transaction -> GroupOutcome? in
+                let (documentID, layerName) = (key.documentID, key.layer)
+                let jobs = take()
+                let changesAfter = jobs.compactMap { $0.answerReadsChangesAfter(expected) }.min()
+                guard
+                    let snapshot = try await transaction.readGroup(
+                        documentID: documentID, layer: layerName, ids: jobs.reading, clients: jobs.clients,
+                        changedAfter: changesAfter)
+                else { return nil }
+                let answersAfter = jobs.map { job in
+                    job.answerReadsChangesAfter(snapshot.layer.revision).flatMap { after in
+                        changesAfter.flatMap { after >= $0 ? after : nil }
+                    }
+                }
+                let group = try await Self.run(
+                    jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
+                    answersAfter: answersAfter, changesAfter: changesAfter, records: GroupRecords(flushes: false))
+                let wrote = try await transaction.finishCommits(
+                    documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
+                    pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version)
+                return wrote ? group : nil
+            } ?? nil
+        } catch is GroupRecords.NeedsLayerLock {
+            return nil
         }
+    }
+
+    /// What a group decided, to write and then to report and deliver.
+    private struct GroupOutcome: Sendable {
+        /// The rows to write, one per record.
+        var rows: [RecordRow]
+        /// The layer's revision after the group.
+        var revision: Int64
+        /// The layer's new revision, `nil` when the group changed no record.
+        var revised: Int64?
+        /// The clients' last push ids to store.
+        var pushes: [StoredPush]
+        /// What to announce to the other nodes and report to the observers.
+        var events: [StorageEvent]
+        /// What each commit that changed the layer wrote.
+        var changes: [LayerChangeSet]
+        /// Each commit's outcome, to deliver once the group committed.
+        var deliveries: [@Sendable () -> Void]
+    }
+
+    /// Runs a group's commits in turn on the layer as `read` found it, then their answers (each
+    /// after the revision of `answersAfter`, or none), in memory.
+    private static func run(
+        _ jobs: [LayerCommitQueue.Job], in transaction: any StorageTransaction, on layer: StoredLayer,
+        pageCount: Int, read: GroupReads, answersAfter: [Int64?], changesAfter: Int64?, records: GroupRecords
+    ) async throws -> GroupOutcome {
+        records.remember(read.records, lookedFor: jobs.reading)
+        var group = GroupCommit(layer: layer, lastPushIDs: read.lastPushIDs, pageCount: pageCount, records: records)
+        var answering: [LayerCommitQueue.Answering] = []
+        for job in jobs { answering.append(try await job.run(transaction, &group)) }
+
+        let after = LayerReader(
+            transaction: transaction, documentID: layer.documentID, layer: layer.name,
+            revision: group.layer.revision, pageCount: pageCount, records: records,
+            changed: changesAfter.map {
+                ChangedRecords(after: $0, committedBefore: read.changed, writtenSince: records.written())
+            })
+        var deliveries: [@Sendable () -> Void] = []
+        for (answer, answersAfter) in zip(answering, answersAfter) {
+            deliveries.append(try await answer(answersAfter == nil ? nil : after))
+        }
+        let revised = group.layer.revision == layer.revision ? nil : group.layer.revision
+        return GroupOutcome(
+            rows: records.takeUnflushed(), revision: group.layer.revision, revised: revised, pushes: group.pushes,
+            events: revised.map {
+                [.revisionChanged(documentID: layer.documentID, layer: layer.name, revision: $0)]
+            } ?? [],
+            changes: group.changes, deliveries: deliveries)
     }
 
     /// The records a commit wrote, each as it was last written in the commit, ordered by id (as
@@ -292,6 +391,8 @@ extension InstantStorage {
             decision = try await decide(before)
         } catch let error as StorageError where error.failsTheTransaction {
             throw error
+        } catch let needsLock as GroupRecords.NeedsLayerLock {
+            throw needsLock
         } catch {
             // The decision failed before anything was written: this commit fails alone.
             throw DecisionFailure(error: error)
@@ -529,4 +630,12 @@ struct ChangedRecords: Sendable {
         self.after = after
         records = byID.values.filter { $0.revision > after }.sorted { ($0.revision, $0.id) < ($1.revision, $1.id) }
     }
+}
+
+extension [LayerCommitQueue.Job] {
+    /// The records the jobs' decisions read, each once.
+    var reading: [String] { [String](Set(flatMap(\.reading))) }
+
+    /// The clients of the jobs' pushes, each once.
+    var clients: [ClientIdentity] { [ClientIdentity](Set(compactMap { $0.push?.client })) }
 }

@@ -43,6 +43,8 @@ final class LayerCommitQueue: Sendable {
     private struct Queue {
         var waiting: [Job] = []
         var isRunning = false
+        /// The layer's revision after the last group of this drain.
+        var revision: Int64?
     }
 
     private let queues = Mutex<[LayerKey: Queue]>([:])
@@ -69,6 +71,17 @@ final class LayerCommitQueue: Sendable {
         }
         guard starts else { return }
         Task { await drain(key, transaction) }
+    }
+
+    /// The layer's revision after the last group since the layer's commits last stopped coming
+    /// (``noteRevision(_:of:)``), `nil` before its first: what the next group expects to find.
+    func revision(of key: LayerKey) -> Int64? {
+        queues.withLock { $0[key]?.revision }
+    }
+
+    /// Notes the layer's revision after a group, for the next (``revision(of:)``).
+    func noteRevision(_ revision: Int64, of key: LayerKey) {
+        queues.withLock { $0[key]?.revision = revision }
     }
 
     /// How many commits wait for the layer's next group transaction.

@@ -25,6 +25,19 @@ public protocol StorageBackend: Sendable {
     func readStatement<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T)
         async throws -> T
 
+    /// Runs `body`, a group of commits that does not lock its layer, on one connection outside any
+    /// transaction, where each statement commits on its own; `nil`, without calling `body`, when
+    /// the backend has no such groups (the default: a group then locks its layer in ``write(_:)``).
+    ///
+    /// Such a group reads everything it needs in one statement
+    /// (``OptimisticTransaction/readGroup(documentID:layer:ids:clients:changedAfter:)``) and writes
+    /// everything in one statement that applies only if no other writer changed the layer since
+    /// (``OptimisticTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:ifUnchangedSince:)``):
+    /// two round trips, and no lock held between them, where a locked group holds the layer's lock
+    /// for four. A backend whose transactions cost a round trip per statement offers it.
+    func optimistically<T: Sendable>(_ body: @escaping @Sendable (any OptimisticTransaction) async throws -> T)
+        async throws -> T?
+
     /// Throws ``StorageError/Code/backendFailure`` unless the database answers a trivial query now.
     func checkHealth() async throws
 
@@ -75,6 +88,30 @@ public struct GroupReads: Sendable {
         self.records = records
         self.lastPushIDs = lastPushIDs
         self.changed = changed
+    }
+}
+
+/// What a group of commits that does not lock its layer reads first, in one statement
+/// (``OptimisticTransaction/readGroup(documentID:layer:ids:clients:changedAfter:)``).
+public struct LayerSnapshot: Sendable {
+    /// The layer as it was read.
+    public var layer: StoredLayer
+    /// The document's page count.
+    public var pageCount: Int
+    /// Which version of the layer's row was read, for
+    /// ``OptimisticTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:ifUnchangedSince:)``:
+    /// every writer of the layer's records or revision writes the row, which gives it another
+    /// version, and so does deleting the layer and creating it again. Its form is the backend's.
+    public var version: String
+    /// The records, push ids and changes asked for, read with the layer.
+    public var reads: GroupReads
+
+    /// Creates what a group read.
+    public init(layer: StoredLayer, pageCount: Int, version: String, reads: GroupReads) {
+        self.layer = layer
+        self.pageCount = pageCount
+        self.version = version
+        self.reads = reads
     }
 }
 
@@ -252,7 +289,36 @@ public protocol StorageTransaction: Sendable {
     func announce(_ event: StorageEvent) async throws
 }
 
+/// The primitives of a group of commits that does not lock its layer
+/// (``StorageBackend/optimistically(_:)``). Every statement commits on its own: the group's reads
+/// see what committed before each of them, and only the last statement writes.
+public protocol OptimisticTransaction: StorageTransaction {
+    /// In one statement: the layer (`nil` when it or its document is missing) with its document's
+    /// page count and the version of its row, and what
+    /// ``StorageTransaction/groupReads(documentID:layer:ids:clients:changedAfter:)`` reads.
+    func readGroup(
+        documentID: String, layer: String, ids: [String], clients: [ClientIdentity], changedAfter: Int64?
+    ) async throws -> LayerSnapshot?
+
+    /// In one statement, what
+    /// ``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``
+    /// writes, if the layer's row still has the version `version`; a push id never replaces a
+    /// higher one of its client. Returns `false`, having written nothing, when another writer
+    /// changed the layer since (or deleted it), or when the rows are more than one statement
+    /// carries; `true` when it wrote (or there was nothing to write).
+    func finishCommits(
+        documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
+        announcing events: [StorageEvent], ifUnchangedSince version: String
+    ) async throws -> Bool
+}
+
 extension StorageBackend {
+    public func optimistically<T: Sendable>(
+        _ body: @escaping @Sendable (any OptimisticTransaction) async throws -> T
+    ) async throws -> T? {
+        nil
+    }
+
     public func readStatement<T: Sendable>(
         _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
     ) async throws -> T {

@@ -96,6 +96,21 @@ public final class PostgresBackend: StorageBackend, Service {
     public func readStatement<T: Sendable>(
         _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
     ) async throws -> T {
+        try await outsideTransaction(body)
+    }
+
+    /// Runs the group on a connection of the pool, outside a transaction.
+    public func optimistically<T: Sendable>(
+        _ body: @escaping @Sendable (any OptimisticTransaction) async throws -> T
+    ) async throws -> T? {
+        try await outsideTransaction(body)
+    }
+
+    /// Runs `body` on a connection of the pool, outside a transaction, within
+    /// ``Configuration/transactionTimeout``.
+    private func outsideTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T)
+        async throws -> T
+    {
         try await withinTransactionTimeout { [self] in try await withConnection { try await body($0) } }
     }
 

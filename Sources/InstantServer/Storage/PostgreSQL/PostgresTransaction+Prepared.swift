@@ -83,12 +83,13 @@ enum PreparedStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try PostgresTransaction.record(from: row) }
     }
 
-    /// What a group transaction reads once its layer is locked, in one statement: the records with
-    /// the ids of `$3` (part 0), the records changed after revision `$6` (part 1, none when `$6` is
-    /// `NULL`), and the last push ids of the clients of `$4` and `$5` (part 2, in the last three
-    /// columns). Each lookup by key goes into the primary key one key at a time, as in
-    /// ``RecordsByID`` (with `IN`, the plan kept for the statement could read the push state of
-    /// every client of the layer).
+    /// What a group reads, in one statement: the records with the ids of `$3` (part 0), the records
+    /// changed after revision `$6` (part 1, none when `$6` is `NULL`), the last push ids of the
+    /// clients of `$4` and `$5` (part 2, in the last three columns), and the layer (part 3: the
+    /// version of its row, `xmin`, in the column of ids, its revision in that of revisions, and
+    /// the document's page count in that of PDF object ids). Each lookup by key goes into the
+    /// primary key one key at a time, as in ``RecordsByID`` (with `IN`, the plan kept for the
+    /// statement could read the push state of every client of the layer).
     struct GroupReads: PostgresPreparedStatement {
         static let sql = """
             SELECT 0, found.*, NULL::text, NULL::text, NULL::bigint
@@ -110,11 +111,17 @@ enum PreparedStatements {
                     AND client_id = wanted.client_id
                 LIMIT 1
             ) AS found
+            UNION ALL
+            SELECT 3, layers.xmin::text, NULL, layers.revision, NULL, NULL, NULL, NULL,
+                jsonb_array_length(documents.pages)::bigint, NULL, NULL, NULL, NULL, NULL
+            FROM layers JOIN documents ON documents.id = layers.document_id
+            WHERE layers.document_id = $1 AND layers.name = $2
             """
         enum Row {
             case record(StoredRecord)
             case changed(StoredRecord)
             case push(userScope: String, clientID: String, pushID: Int64)
+            case layer(version: String, revision: Int64, pageCount: Int)
         }
         var documentID: String
         var layer: String
@@ -145,7 +152,10 @@ enum PreparedStatements {
             if part == 2, let userScope, let clientID, let pushID {
                 return .push(userScope: userScope, clientID: clientID, pushID: pushID)
             }
-            guard part != 2, let id, let kind, let revision, let isDeleted, let content, let updatedAt else {
+            if part == 3, let id, let revision, let pdfObjectID {
+                return .layer(version: id, revision: revision, pageCount: pdfObjectID)
+            }
+            guard part < 2, let id, let kind, let revision, let isDeleted, let content, let updatedAt else {
                 throw StorageError(
                     .corrupted, "A row of the layer '\(layer)' read for a group has a NULL where a value belongs.")
             }
@@ -157,39 +167,53 @@ enum PreparedStatements {
         }
     }
 
-    /// The end of a group transaction in one statement: the records it wrote (an upsert of the
-    /// rows of `$10` to `$20`), the layer's revision (unless `nil`), the clients' push ids, and the
-    /// notifications. Data-modifying WITH queries run once whether or not the main query reads
-    /// them, and each touches its own table; `pg_notify` delivers at commit, in commit order, and
-    /// not at all on rollback.
+    /// The end of a group in one statement: the records it wrote (an upsert of the rows of `$10`
+    /// to `$20`), the layer's revision (unless `nil`), the clients' push ids (never lowered), and
+    /// the notifications; it returns whether it wrote them, and how many notifications it sent.
+    ///
+    /// With a version of the layer's row (`$21`, its `xmin` when a group that does not lock the
+    /// layer read it), the statement writes only if the row still has it: `revised` then updates
+    /// the row (which waits for a writer that holds it, then checks the version of the row that
+    /// writer left), and the other writes run only if it did. Without one, the layer is locked
+    /// by the statement's transaction, and everything is written. Data-modifying WITH queries run
+    /// once whether or not the main query reads them, and each touches its own table; `pg_notify`
+    /// delivers at commit, in commit order, and not at all on rollback.
     struct FinishCommits: PostgresPreparedStatement {
         static let sql = """
-            WITH written AS (
+            WITH revised AS (
+                UPDATE layers SET revision = coalesce($3::bigint, revision)
+                WHERE document_id = $1 AND name = $2 AND ($3::bigint IS NOT NULL OR $21::text IS NOT NULL)
+                    AND ($21::text IS NULL OR xmin = $21::text::xid)
+                RETURNING 1
+            ), applies AS (
+                SELECT $21::text IS NULL OR EXISTS (SELECT 1 FROM revised) AS yes
+            ), written AS (
                 INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
                     updated_by, pdf_object_id, content, updated_at, thread_root)
                 SELECT $1, $2, rows.*
                 FROM unnest($10::text[], $11::text[], $12::bigint[], $13::boolean[], $14::text[], $15::text[],
                     $16::text[], $17::bigint[], $18::bytea[], $19::double precision[], $20::text[]) AS rows
+                WHERE (SELECT yes FROM applies)
                 ON CONFLICT (document_id, layer, id) DO UPDATE SET kind = EXCLUDED.kind,
                     revision = EXCLUDED.revision, deleted = EXCLUDED.deleted, group_name = EXCLUDED.group_name,
                     created_by = EXCLUDED.created_by, updated_by = EXCLUDED.updated_by,
                     pdf_object_id = EXCLUDED.pdf_object_id, content = EXCLUDED.content,
                     updated_at = EXCLUDED.updated_at, thread_root = EXCLUDED.thread_root
                 RETURNING 1
-            ), revised AS (
-                UPDATE layers SET revision = $3::bigint
-                WHERE document_id = $1 AND name = $2 AND $3::bigint IS NOT NULL
-                RETURNING 1
             ), pushed AS (
                 INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
                 SELECT $1, $2, pushes.* FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS pushes
+                WHERE (SELECT yes FROM applies)
                 ON CONFLICT (document_id, layer, user_scope, client_id)
                     DO UPDATE SET push_id = EXCLUDED.push_id, revision = EXCLUDED.revision
+                    WHERE client_pushes.push_id < EXCLUDED.push_id
                 RETURNING 1
+            ), notified AS (
+                SELECT pg_notify($8, payload) FROM unnest($9::text[]) AS payload WHERE (SELECT yes FROM applies)
             )
-            SELECT pg_notify($8, payload) FROM unnest($9::text[]) AS payload
+            SELECT yes, (SELECT count(*) FROM notified) FROM applies
             """
-        typealias Row = Void
+        typealias Row = (Bool, Int64)
         var documentID: String
         var layer: String
         var revision: Int64?
@@ -197,9 +221,11 @@ enum PreparedStatements {
         var payloads: [String]
         /// At most one row per record id (an upsert may not meet one key twice).
         var rows: [RecordRow]
+        /// The version of the layer's row the statement writes only with, or `nil` to write.
+        var ifVersion: String?
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 20)
+            var bindings = PostgresBindings(capacity: 21)
             bindings.append(documentID)
             bindings.append(layer)
             bindings.append(revision)
@@ -221,10 +247,11 @@ enum PreparedStatements {
             try bindings.append(PostgresColumn(records.map(\.content), arrayType: .byteaArray), context: .default)
             bindings.append(records.map(\.updatedAt.timeIntervalSince1970))
             try bindings.append(PostgresColumn(rows.map(\.threadRoot)), context: .default)
+            bindings.append(ifVersion)
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Row {}
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 }
 

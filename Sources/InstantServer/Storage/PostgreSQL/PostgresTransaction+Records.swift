@@ -152,24 +152,53 @@ extension PostgresTransaction {
     func groupReads(
         documentID: String, layer: String, ids: [String], clients: [ClientIdentity], changedAfter: Int64?
     ) async throws -> GroupReads {
-        var read = GroupReads(records: [], lastPushIDs: [:], changed: [])
-        guard !ids.isEmpty || !clients.isEmpty || changedAfter != nil else { return read }
+        guard !ids.isEmpty || !clients.isEmpty || changedAfter != nil else {
+            return GroupReads(records: [], lastPushIDs: [:], changed: [])
+        }
+        return try await readLayerAndGroup(
+            documentID: documentID, layer: layer, ids: ids, clients: clients, changedAfter: changedAfter
+        ).reads
+    }
+
+    /// One statement (``PreparedStatements/GroupReads``).
+    func readGroup(
+        documentID: String, layer: String, ids: [String], clients: [ClientIdentity], changedAfter: Int64?
+    ) async throws -> LayerSnapshot? {
+        try await readLayerAndGroup(
+            documentID: documentID, layer: layer, ids: ids, clients: clients, changedAfter: changedAfter
+        ).snapshot
+    }
+
+    /// What ``PreparedStatements/GroupReads`` reads, and the layer with it (`nil` when missing).
+    private func readLayerAndGroup(
+        documentID: String, layer: String, ids: [String], clients: [ClientIdentity], changedAfter: Int64?
+    ) async throws -> (reads: GroupReads, snapshot: LayerSnapshot?) {
         let rows = try await rows(
             PreparedStatements.GroupReads(
                 documentID: documentID, layer: layer, ids: ids, clients: clients, changedAfter: changedAfter),
             "reading \(ids.count) records, the last pushes of \(clients.count) clients and the changes of the layer "
                 + "'\(layer)' of the document '\(documentID)'")
+        var read = GroupReads(records: [], lastPushIDs: [:], changed: [])
         var pushes: [String: Int64] = [:]
+        var layerRow: (version: String, revision: Int64, pageCount: Int)?
         for row in rows {
             switch row {
             case .record(let record): read.records.append(record)
             case .changed(let record): read.changed.append(record)
             case .push(let userScope, let clientID, let pushID): pushes["\(userScope)\u{0}\(clientID)"] = pushID
+            case .layer(let version, let revision, let pageCount): layerRow = (version, revision, pageCount)
             }
         }
         read.changed.sort { ($0.revision, $0.id) < ($1.revision, $1.id) }
         for client in clients { read.lastPushIDs[client] = pushes["\(client.userScope)\u{0}\(client.clientID)"] }
-        return read
+        return (
+            read,
+            layerRow.map {
+                LayerSnapshot(
+                    layer: StoredLayer(documentID: documentID, name: layer, revision: $0.revision),
+                    pageCount: $0.pageCount, version: $0.version, reads: read)
+            }
+        )
     }
 
     /// One statement: the records, the revision, the push ids and the notifications of a group
@@ -181,20 +210,50 @@ extension PostgresTransaction {
         announcing events: [StorageEvent]
     ) async throws {
         var rows = rows.keepingLast(by: \.record.id)
-        if rows.count > Self.rowsPerStatement
-            || rows.reduce(0, { $0 + $1.record.content.count }) > Self.bytesPerStatement
-        {
+        if rows.count > Self.rowsPerStatement || Self.byteSize(of: rows) > Self.bytesPerStatement {
             try await upsert(rows, documentID: documentID, layer: layer)
             rows = []
         }
+        _ = try await finishCommits(
+            documentID: documentID, layer: layer, rows: rows, revision: revision, pushes: pushes, events: events,
+            ifVersion: nil)
+    }
+
+    /// One statement (``PreparedStatements/FinishCommits``) with the version of the layer's row,
+    /// whatever the number of rows up to ``bytesPerStatement`` of them.
+    func finishCommits(
+        documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
+        announcing events: [StorageEvent], ifUnchangedSince version: String
+    ) async throws -> Bool {
+        let rows = rows.keepingLast(by: \.record.id)
+        guard Self.byteSize(of: rows) <= Self.bytesPerStatement else { return false }
+        return try await finishCommits(
+            documentID: documentID, layer: layer, rows: rows, revision: revision, pushes: pushes, events: events,
+            ifVersion: version)
+    }
+
+    /// Runs ``PreparedStatements/FinishCommits`` unless there is nothing to write; returns whether
+    /// it wrote.
+    private func finishCommits(
+        documentID: String, layer: String, rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
+        events: [StorageEvent], ifVersion: String?
+    ) async throws -> Bool {
         let payloads = try events.flatMap { try PostgresBackend.payloads(.committed($0)) }
-        guard !rows.isEmpty || revision != nil || !pushes.isEmpty || !payloads.isEmpty else { return }
-        _ = try await self.rows(
-            PreparedStatements.FinishCommits(
-                documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads,
-                rows: rows),
-            "finishing the commits to the layer '\(layer)' of the document '\(documentID)'")
-        recordStatistics?.noteWritten(rows.count)
+        guard !rows.isEmpty || revision != nil || !pushes.isEmpty || !payloads.isEmpty else { return true }
+        let wrote =
+            try await self.rows(
+                PreparedStatements.FinishCommits(
+                    documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads,
+                    rows: rows, ifVersion: ifVersion),
+                "finishing the commits to the layer '\(layer)' of the document '\(documentID)'"
+            ).first?.0 ?? false
+        if wrote { recordStatistics?.noteWritten(rows.count) }
+        return wrote
+    }
+
+    /// The bytes of the rows' contents.
+    private static func byteSize(of rows: [RecordRow]) -> Int {
+        rows.reduce(0) { $0 + $1.record.content.count }
     }
 
     static func record(from row: PostgresRow) throws -> StoredRecord {

@@ -5,7 +5,7 @@ import PostgresNIO
 /// The primitives of one transaction of a ``PostgresBackend``, on the connection the transaction
 /// holds. Each primitive is one statement (a batch of many rows is a few). ``PostgresBlobStore``
 /// runs its statements through it too, outside a transaction.
-struct PostgresTransaction: StorageTransaction {
+struct PostgresTransaction: OptimisticTransaction {
     let connection: PostgresConnection
     let logger: Logger
     /// Told how many records the transaction writes, if the backend keeps the table's statistics.
