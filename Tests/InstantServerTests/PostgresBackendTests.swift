@@ -528,9 +528,9 @@ struct PostgresBackendTests {
                 }
             }
             let oneGroup: [String: Int64] = ["BEGIN": 1, "lock": 1, "read": 1, "write": 1, "COMMIT": 1]
-            @Sendable func push(_ client: String, ids: [String]) async throws -> Int {
+            @Sendable func push(_ client: String, ids: [String], layer: String = "") async throws -> Int {
                 try await storage.apply(
-                    documentID: "d", layer: "",
+                    documentID: "d", layer: layer,
                     push: ClientPush(client: ClientIdentity(userID: "u", clientID: client), pushID: 1),
                     reading: ids,
                     deciding: { _ in
@@ -565,29 +565,37 @@ struct PostgresBackendTests {
             // layer, and is a read and a write.
             #expect(grouped == ["BEGIN": 1, "lock": 1, "read": 1, "write": 2, "COMMIT": 1])
 
-            // Commits that arrive while a group waits for the layer's lock (held here as another
-            // node's transaction would hold it) join that group.
+            // Commits that arrive while a locked group waits for the layer's lock (held here as
+            // another node's transaction would hold it) join that group. The first group on a
+            // layer locks it.
+            try await backend.write { transaction throws in
+                #expect(try await transaction.insertLayer(documentID: "d", name: "late", revision: 0))
+            }
             let (unblocked, unblock) = AsyncStream.makeStream(of: Void.self)
             let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
             let otherNode = Task {
                 try await backend.write { transaction in
                     try await (transaction as! PostgresTransaction).execute(
-                        "SELECT 1 FROM layers WHERE document_id = 'd' AND name = '' FOR UPDATE", "holding the layer")
+                        "SELECT 1 FROM layers WHERE document_id = 'd' AND name = 'late' FOR UPDATE",
+                        "holding the layer")
                     lockedSignal.yield()
                     for await _ in unblocked { break }
                 }
             }
             for await _ in locked { break }
-            let first = Task { try await push("late0", ids: ["late0"]) }
+            let first = Task { try await push("late0", ids: ["late0"], layer: "late") }
             #expect(try await eventually { try await Self.lockWaiters(backend) == 1 })
             try await resetCount()
-            let later = (1..<3).map { client in Task { try await push("late\(client)", ids: ["late\(client)"]) } }
-            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == 3 })
+            let later = (1..<3).map { client in
+                Task { try await push("late\(client)", ids: ["late\(client)"], layer: "late") }
+            }
+            let lateKey = LayerCommitQueue.LayerKey(documentID: "d", layer: "late")
+            #expect(try await eventually { storage.commitQueue.waitingCount(on: lateKey) == 3 })
             unblock.yield()
             try await otherNode.value
             var lateAnswers = [try await first.value]
             for task in later { lateAnswers.append(try await task.value) }
-            #expect(lateAnswers == Array(repeating: 30 + 1 + 18 + 3, count: 3), "\(lateAnswers)")
+            #expect(lateAnswers == Array(repeating: 3, count: 3), "\(lateAnswers)")
             let joined = try await count()
             #expect(
                 joined == ["lock": 1, "read": 1, "write": 1, "COMMIT": 2],
@@ -606,8 +614,11 @@ struct PostgresBackendTests {
             try await Self.makeLayer(backend)
             let nodeA = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
             let nodeB = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
-            // A's push queues behind a first group, so that its group knows the revision that one
-            // left and does not lock the layer.
+            // A's push queues behind a second group on A, which finds the layer as the first one
+            // left it: A's push's group does not lock the layer.
+            _ = try await nodeA.apply(
+                [.put(StorageConformanceTests.annotation("zero"))], documentID: "d", layer: "",
+                onConditionFailure: .abortBatch)
             let (first, releaseFirst) = await StorageConformanceTests.holdLayer(nodeA, putting: "first")
             let decisions = NIOLockedValueBox(0)
             let other = NIOLockedValueBox<(commit: Task<CommitResult, any Error>, release: @Sendable () -> Void)?>(nil)
@@ -636,22 +647,22 @@ struct PostgresBackendTests {
             let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
             #expect(try await eventually { nodeA.commitQueue.waitingCount(on: key) == 1 })
             releaseFirst()
-            #expect(try await first.value.revision == 1)
+            #expect(try await first.value.revision == 2)
             if otherNodeHoldsTheLayer {
                 // A's write waits for B's lock on the layer's row.
                 #expect(try await eventually { try await Self.lockWaiters(backend) == 1 })
                 let held = try #require(other.withLockedValue { $0 })
                 held.release()
-                #expect(try await held.commit.value.revision == 2)
+                #expect(try await held.commit.value.revision == 3)
             }
             let (result, decidedOn) = try await push.value
             #expect(decisions.withLockedValue { $0 } == 2, "decided again, against the layer B left")
-            #expect(decidedOn == 2)
-            #expect(result.revision == 3)
+            #expect(decidedOn == 3)
+            #expect(result.revision == 4)
             let stored = try await backend.read { transaction in
                 try await transaction.records(documentID: "d", layer: "", changedAfter: 0).map { [$0.id: $0.revision] }
             }
-            #expect(stored == [["first": 1], ["theirs": 2], ["mine": 3]])
+            #expect(stored == [["zero": 1], ["first": 2], ["theirs": 3], ["mine": 4]])
             #expect(
                 try await nodeA.lastPushID(
                     documentID: "d", layer: "", client: ClientIdentity(userID: "u", clientID: "a")) == 1)

@@ -207,25 +207,29 @@ extension InstantStorage {
     ///
     /// and after the commit, the observers and each commit's caller, by the delivery it returns.
     /// Commits to one layer follow each other, on every server node, and each takes the revision
-    /// after the one before: a group whose backend offers it, and which knows the revision the group
-    /// before left, does not lock the layer (``commitWithoutLock(_:take:expecting:)``); the others,
-    /// and one that finds that another writer changed the layer in the meantime, lock it
-    /// (``commitLocked(_:take:written:)``). `written` is called once the writes are done, before
-    /// the commit of a locked group: the queue starts the next group then.
+    /// after the one before. A group does not lock the layer when its backend offers it and the
+    /// layer's last group here found the layer as the one before it here had left it (no other
+    /// node writes it, so this group most likely finds it as the last one left it):
+    /// ``commitWithoutLock(_:take:expecting:)``. The others, and one that finds the layer changed
+    /// by another writer after all, lock it (``commitLocked(_:take:written:)``). `written` is called
+    /// once the writes are done, before the commit of a locked group: the queue starts the next
+    /// group then.
     private func commitGroup(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
         written: @escaping @Sendable () -> Void
     ) async throws -> LayerCommitQueue.Delivery {
         let group: GroupOutcome
-        if let expected = commitQueue.revision(of: key),
-            let unlocked = try await commitWithoutLock(key, take: take, expecting: expected)
+        let last = commitQueue.lastGroup(on: key)
+        if let last, last.foundAsLeft,
+            let unlocked = try await commitWithoutLock(key, take: take, expecting: last.revision)
         {
             group = unlocked
-            commitQueue.noteRevision(group.revision, of: key)
+            commitQueue.noteLastGroup(.init(revision: group.revision, foundAsLeft: true), on: key)
             written()
         } else {
-            group = try await commitLocked(key, take: take) { revision in
-                self.commitQueue.noteRevision(revision, of: key)
+            group = try await commitLocked(key, take: take) { found, revision in
+                self.commitQueue.noteLastGroup(
+                    .init(revision: revision, foundAsLeft: found == last?.revision), on: key)
                 written()
             }
         }
@@ -237,10 +241,11 @@ extension InstantStorage {
 
     /// A group in one transaction that locks the layer first (so that it sees what the writer
     /// before committed, on whichever node) and takes its commits then, those that arrived while
-    /// the lock was awaited included; `written` gets the revision the group leaves.
+    /// the lock was awaited included; `written` gets the revision the group found and the one it
+    /// leaves.
     private func commitLocked(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
-        written: @escaping @Sendable (Int64) -> Void
+        written: @escaping @Sendable (_ found: Int64, _ left: Int64) -> Void
     ) async throws -> GroupOutcome {
         try await backend.write { transaction in
             let (documentID, layerName) = (key.documentID, key.layer)
@@ -258,21 +263,19 @@ extension InstantStorage {
             try await transaction.finishCommits(
                 documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                 pushes: group.pushes, announcing: group.events)
-            written(group.revision)
+            written(layer.revision, group.revision)
             return group
         }
     }
 
     /// A group that does not lock the layer (``StorageBackend/optimistically(_:)``): it reads the
     /// layer with everything else, decides and answers in memory, and writes everything in one
-    /// statement if the layer's row is still as it read it. `nil` when the backend has no such
-    /// groups, when the layer is missing, when another writer changed the layer before the write,
-    /// and when a read needs the group's writes in the database (``GroupRecords/NeedsLayerLock``):
-    /// then nothing was written and nobody answered, and the group runs again, locked.
-    ///
-    /// The changes the answers need are read from the revision the group before left
-    /// (`expected`); an answer that needs more, because another node moved the layer on since, is
-    /// given after the commit instead.
+    /// statement if the layer's row is still as it read it. It reads the changes the answers need
+    /// after the revision the group before left (`expected`), and goes on only if it finds the
+    /// layer there. `nil` when the backend has no such groups, when the layer is missing or not
+    /// at `expected`, when another writer changed the layer before the write, and when a read
+    /// needs the group's writes in the database (``GroupRecords/NeedsLayerLock``): then nothing
+    /// was written and nobody answered, and the group runs again, locked.
     private func commitWithoutLock(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
         expecting expected: Int64
@@ -281,17 +284,14 @@ extension InstantStorage {
             return try await backend.optimistically { transaction -> GroupOutcome? in
                 let (documentID, layerName) = (key.documentID, key.layer)
                 let jobs = take()
-                let changesAfter = jobs.compactMap { $0.answerReadsChangesAfter(expected) }.min()
+                let answersAfter = jobs.map { $0.answerReadsChangesAfter(expected) }
+                let changesAfter = answersAfter.compactMap(\.self).min()
                 guard
                     let snapshot = try await transaction.readGroup(
                         documentID: documentID, layer: layerName, ids: jobs.reading, clients: jobs.clients,
-                        changedAfter: changesAfter)
+                        changedAfter: changesAfter),
+                    snapshot.layer.revision == expected
                 else { return nil }
-                let answersAfter = jobs.map { job in
-                    job.answerReadsChangesAfter(snapshot.layer.revision).flatMap { after in
-                        changesAfter.flatMap { after >= $0 ? after : nil }
-                    }
-                }
                 let group = try await Self.run(
                     jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
                     answersAfter: answersAfter, changesAfter: changesAfter, records: GroupRecords(flushes: false))

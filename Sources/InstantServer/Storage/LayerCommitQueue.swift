@@ -43,8 +43,6 @@ final class LayerCommitQueue: Sendable {
     private struct Queue {
         var waiting: [Job] = []
         var isRunning = false
-        /// The layer's revision after the last group of this drain.
-        var revision: Int64?
     }
 
     private let queues = Mutex<[LayerKey: Queue]>([:])
@@ -73,15 +71,33 @@ final class LayerCommitQueue: Sendable {
         Task { await drain(key, transaction) }
     }
 
-    /// The layer's revision after the last group since the layer's commits last stopped coming
-    /// (``noteRevision(_:of:)``), `nil` before its first: what the next group expects to find.
-    func revision(of key: LayerKey) -> Int64? {
-        queues.withLock { $0[key]?.revision }
+    /// What this node knows of a layer from its last group on it.
+    struct LastGroup: Sendable, Equatable {
+        /// The revision the group left.
+        var revision: Int64
+        /// Whether the group found the layer as the group before it here had left it: no other
+        /// node wrote it in between.
+        var foundAsLeft: Bool
     }
 
-    /// Notes the layer's revision after a group, for the next (``revision(of:)``).
-    func noteRevision(_ revision: Int64, of key: LayerKey) {
-        queues.withLock { $0[key]?.revision = revision }
+    /// The last group on each layer (``noteLastGroup(_:on:)``), for at most ``rememberedLayers``
+    /// layers.
+    private let lastGroups = Mutex<[LayerKey: LastGroup]>([:])
+
+    /// How many layers' last groups ``lastGroup(on:)`` remembers; once full, it forgets them all.
+    static let rememberedLayers = 4_096
+
+    /// The layer's last group here, `nil` if unknown (none here yet, or forgotten).
+    func lastGroup(on key: LayerKey) -> LastGroup? {
+        lastGroups.withLock { $0[key] }
+    }
+
+    /// Notes the layer's last group, for the next (``lastGroup(on:)``).
+    func noteLastGroup(_ group: LastGroup, on key: LayerKey) {
+        lastGroups.withLock { groups in
+            if groups[key] == nil, groups.count >= Self.rememberedLayers { groups.removeAll(keepingCapacity: true) }
+            groups[key] = group
+        }
     }
 
     /// How many commits wait for the layer's next group transaction.
