@@ -156,7 +156,7 @@ extension InstantStorage {
 
     /// The document with the given id, or `nil`.
     public func document(id: String) async throws -> StoredDocument? {
-        try await backend.read { try await $0.document(id: id) }
+        try await backend.readStatement { try await $0.document(id: id) }
     }
 
     /// A page of the documents matching the query.
@@ -248,7 +248,7 @@ extension InstantStorage {
     /// Which of the given attachment keys the document has.
     public func attachmentKeys(documentID: String, among keys: [String]) async throws -> Set<String> {
         guard !keys.isEmpty else { return [] }
-        return try await backend.read { try await $0.attachmentKeys(documentID: documentID, among: keys) }
+        return try await backend.readStatement { try await $0.attachmentKeys(documentID: documentID, among: keys) }
     }
 
     // MARK: Token revocation
@@ -264,6 +264,6 @@ extension InstantStorage {
 
     /// Whether a token id was revoked.
     public func isTokenRevoked(id: String) async throws -> Bool {
-        try await backend.read { try await $0.isTokenRevoked(id: id) }
+        try await backend.readStatement { try await $0.isTokenRevoked(id: id) }
     }
 }

@@ -12,7 +12,7 @@ extension InstantStorage {
 
     /// The layer, or `nil` if the document has no layer of that name.
     public func layer(documentID: String, name: String) async throws -> StoredLayer? {
-        try await backend.read { try await $0.layer(documentID: documentID, name: name, forUpdate: false) }
+        try await backend.readStatement { try await $0.layer(documentID: documentID, name: name, forUpdate: false) }
     }
 
     /// Creates a layer from the given source.
