@@ -9,9 +9,9 @@ import Foundation
 /// await driver.process.stop()
 /// ```
 ///
-/// Programs are found on `PATH` (through `/usr/bin/env`) unless given by path. The waits poll on a
-/// thread of their own, off the cooperative pool (Foundation's `waitUntilExit` spins a run loop on
-/// Linux).
+/// Programs are found on `PATH` (through `/usr/bin/env`) unless given by path, and started with
+/// ``SpawnedProcess`` (not Foundation's `Process`, whose start can crash on Linux). The waits poll
+/// on a thread of their own, off the cooperative pool.
 public final class ChildProcess: @unchecked Sendable {
     /// A program that could not be started, ended too soon, or did not say it was ready.
     public struct Failure: Error, CustomStringConvertible {
@@ -20,9 +20,9 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// The process, only signalled and waited for after its start.
-    private let process: Process
+    private let process: SpawnedProcess
 
-    private init(process: Process) {
+    private init(process: SpawnedProcess) {
         self.process = process
     }
 
@@ -36,7 +36,7 @@ public final class ChildProcess: @unchecked Sendable {
     public var terminationStatus: Int32 { process.terminationStatus }
 
     /// Whether it ended by exiting (rather than by a signal); only meaningful once it ended.
-    public var exited: Bool { process.terminationReason == .exit }
+    public var exited: Bool { process.exited }
 
     /// Runs `program` to its end and returns its exit status and standard output (and standard
     /// error too with `includingErrors`).
@@ -56,6 +56,7 @@ public final class ChildProcess: @unchecked Sendable {
         let output = Pipe()
         let process = try launch(
             program, arguments, niceness: 0, environment: environment, output: output, includingErrors: includingErrors)
+        try? output.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -79,6 +80,7 @@ public final class ChildProcess: @unchecked Sendable {
             let process = try launch(
                 program, arguments, niceness: niceness, environment: environment, output: output,
                 includingErrors: includingErrors)
+            try? output.fileHandleForWriting.close()
             let child = ChildProcess(process: process)
             var text = ""
             let deadline = Date().addingTimeInterval(timeout)
@@ -125,7 +127,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Sends SIGTERM without waiting for the process to end.
     public func terminate() {
-        if process.isRunning { process.terminate() }
+        process.send(SIGTERM)
     }
 
     /// Kills the process with SIGKILL (no chance to clean up) and waits until it has ended (at most
@@ -135,9 +137,8 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     private func killBlocking() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        // Bounded: Foundation has been seen to leave a killed child unreaped (a zombie whose
-        // `isRunning` stays true); the caller then goes on rather than waiting forever.
+        process.send(SIGKILL)
+        // Bounded: a child that does not die (stuck in the kernel) does not hold the caller.
         _ = waitForEndBlocking(within: 10)
     }
 
@@ -150,20 +151,16 @@ public final class ChildProcess: @unchecked Sendable {
     private static func launch(
         _ program: String, _ arguments: [String], niceness: Int, environment: [String: String], output: Pipe,
         includingErrors: Bool
-    ) throws -> Process {
-        let process = Process()
+    ) throws -> SpawnedProcess {
         // `env` and `nice` exec the program: the process id is the program's.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = (niceness == 0 ? [] : ["nice", "-n", String(niceness)]) + [program] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = includingErrors ? output : FileHandle.nullDevice
+        let descriptor = output.fileHandleForWriting.fileDescriptor
         do {
-            try process.run()
+            return try SpawnedProcess(
+                "/usr/bin/env", (niceness == 0 ? [] : ["nice", "-n", String(niceness)]) + [program] + arguments,
+                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, output: descriptor,
+                errors: includingErrors ? descriptor : nil)
         } catch {
             throw Failure("Cannot run \(program): \(error).")
         }
-        return process
     }
 }

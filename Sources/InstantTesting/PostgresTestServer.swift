@@ -24,9 +24,8 @@ import Darwin
 /// `postgres` user (`runuser -u postgres --`), which then owns the temporary directory.
 ///
 /// The server runs as a child process (`postgres` in the foreground, as `pg_ctl start` would run
-/// it) rather than as a daemon of `pg_ctl start`: Foundation's `Process` learns that a program
-/// ended when a descriptor it gave the program closes, and a daemon would keep it open for
-/// ever. ``stop()`` and ``restart()`` use `pg_ctl stop`. ``stop()`` removes everything; if the
+/// it, started with ``SpawnedProcess``) rather than as a daemon of `pg_ctl start`, so that this
+/// process sees it end. ``stop()`` and ``restart()`` use `pg_ctl stop`. ``stop()`` removes everything; if the
 /// process ends without it, a watchdog process stops the server and removes its directory.
 public final class PostgresTestServer: Sendable {
     /// Why a server cannot be started.
@@ -59,8 +58,8 @@ public final class PostgresTestServer: Sendable {
 
     private struct State {
         /// The running `postgres` (or `runuser` running it).
-        var server: Process?
-        var watchdog: Process?
+        var server: SpawnedProcess?
+        var watchdog: SpawnedProcess?
         var databases = 0
     }
 
@@ -214,7 +213,7 @@ public final class PostgresTestServer: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        process.terminate()
+        process.send(SIGTERM)
         let status = process.isRunning ? "did not accept connections within 60 s" : "ended"
         throw Failure(
             description: "PostgreSQL (postgres \(arguments.joined(separator: " "))) \(status). Its log:\n"
@@ -289,7 +288,7 @@ public final class PostgresTestServer: Sendable {
             return (state.server, state.watchdog)
         }
         guard server != nil else { return }
-        watchdog?.terminate()
+        watchdog?.send(SIGTERM)
         try? stopServer(mode: "immediate")
         try? FileManager.default.removeItem(at: directory)
     }
@@ -312,20 +311,13 @@ public final class PostgresTestServer: Sendable {
             (Self.commandPrefix + [
                 binaries.appendingPathComponent("pg_ctl").path, "stop", "-m", "immediate", "-D", dataDirectory,
             ]).map { "'\($0)'" }.joined(separator: " ")
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = [
-            "-c",
-            """
+        let script = """
             trap '' INT HUP
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
             \(stopCommand) >/dev/null 2>&1
             rm -rf '\(directory.path)'
-            """,
-        ]
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        if (try? watchdog.run()) != nil {
+            """
+        if let watchdog = try? SpawnedProcess("/bin/sh", ["-c", script]) {
             state.withLockedValue { $0.watchdog = watchdog }
         }
     }
@@ -345,22 +337,16 @@ public final class PostgresTestServer: Sendable {
 
     /// Starts one of PostgreSQL's programs in `directory`, through ``commandPrefix``.
     private static func launch(_ program: URL, _ arguments: [String], in directory: URL, output: FileHandle) throws
-        -> Process
+        -> SpawnedProcess
     {
         let command = commandPrefix + [program.path] + arguments
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        process.currentDirectoryURL = directory
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
         do {
-            try process.run()
+            return try SpawnedProcess(
+                command[0], Array(command.dropFirst()), directory: directory.path, output: output.fileDescriptor,
+                errors: output.fileDescriptor)
         } catch {
             throw Failure(description: "Cannot run \(command[0]): \(error)")
         }
-        return process
     }
 
     /// Runs one of PostgreSQL's programs to its end.

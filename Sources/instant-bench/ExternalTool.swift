@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import InstantTesting
 
 /// The tools the benchmarks compare with (mutool, qpdf, PyMuPDF), run from `PATH`.
 enum ExternalTool {
@@ -20,16 +21,8 @@ enum ExternalTool {
     /// - Throws: `ExitCode` with the tool's status when it fails.
     @discardableResult
     static func run(_ tool: String, _ arguments: [String], includingErrors: Bool = false) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = includingErrors ? output : FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ExitCode(process.terminationStatus) }
+        let (status, text) = try ChildProcess.runBlocking(tool, arguments, includingErrors: includingErrors)
+        guard status == 0 else { throw ExitCode(status) }
         return text.trimmingCharacters(in: .newlines)
     }
 }

@@ -65,7 +65,9 @@ extension InstantStorage {
 
     /// The last push id applied for a client (its id within its user's scope) on a layer, or `nil`.
     public func lastPushID(documentID: String, layer: String, client: ClientIdentity) async throws -> Int64? {
-        try await backend.readStatement { try await $0.lastPushID(documentID: documentID, layer: layer, client: client) }
+        try await backend.readStatement {
+            try await $0.lastPushID(documentID: documentID, layer: layer, client: client)
+        }
     }
 
     /// Applies a batch of changes in one transaction. When at least one change applies, the layer
