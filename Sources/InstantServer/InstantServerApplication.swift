@@ -87,6 +87,7 @@ public func buildInstantRouters(
         verifier = try await ClientTokenVerifier(configuration: jwt, storage: storage)
     }
     let router = Router(context: InstantRequestContext.self)
+    router.add(middleware: EventLoopPreferenceMiddleware())
     router.add(middleware: ResponseSecurityHeadersMiddleware())
     router.add(middleware: RequestLoggingMiddleware())
     router.add(middleware: MetricsMiddleware(registry: metrics))

@@ -39,6 +39,8 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
     private let endpoint: ListeningEndpoint
     private let logger: Logger
     private var context: ChannelHandlerContext?
+    /// The connection's loop, which the tasks answering sync requests prefer.
+    private var executor: EventLoopTaskExecutor?
     /// The listener's id in the layer's events, once registered.
     private var listener: UUID?
     /// The revision the client was last told, by a change message, a revision or an answer: the
@@ -70,6 +72,7 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         let loop = context.eventLoop
+        executor = EventLoopTaskExecutor(loop)
         let handler = NIOLoopBound(self, eventLoop: loop)
         let interval = TimeAmount(endpoint.pingInterval)
         pings = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in handler.value.ping() }
@@ -345,7 +348,8 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
         let loop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: loop)
         let (answer, token, logger) = (endpoint.answer, session.token, logger)
-        Task {
+        // On the connection's loop, as an HTTP request's handler.
+        Task(executorPreference: executor) {
             let answered = await answer(message, token, listener, logger)
             loop.execute {
                 let handler = handler.value

@@ -1,0 +1,22 @@
+import NIOCore
+
+/// A task executor that runs jobs on one event loop.
+///
+/// A request's handler (``EventLoopPreferenceMiddleware``) and a sync request on a listening
+/// WebSocket prefer their connection's loop: whichever thread wakes them (the one that ran a
+/// storage transaction), they go on there, and their answer is written to the connection without
+/// another switch between threads. Swift's global executor (the server's event loops, see
+/// `InstantCommand`) would resume them on the waking thread's loop instead, so that one loop runs
+/// the answers of every connection.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
