@@ -5,8 +5,8 @@ import Testing
 
 @testable import InstantServer
 
-/// A request's handler prefers its connection's event loop: whichever thread wakes it (a storage
-/// transaction's), it goes on there, and writes its answer without another switch.
+/// A request's handler prefers its connection's event loop: whichever thread wakes it (its group
+/// of commits' delivery), it goes on there, and writes its answer without another switch.
 @Suite("Event loop task executor", .timeLimit(.minutes(10)))
 struct EventLoopTaskExecutorTests {
     @Test func aTaskThatPrefersALoopRunsAndResumesOnIt() async throws {
@@ -14,7 +14,7 @@ struct EventLoopTaskExecutorTests {
         let executor = EventLoopTaskExecutor(loop)
         let (startedOnLoop, resumedOnLoop) = await withTaskExecutorPreference(executor) {
             let started = loop.inEventLoop
-            // Woken from a thread of its own, as a transaction's thread wakes a handler.
+            // Woken from another thread, as a group's delivery wakes a handler.
             await withCheckedContinuation { continuation in Thread.detachNewThread { continuation.resume() } }
             return (started, loop.inEventLoop)
         }

@@ -3,11 +3,11 @@ import NIOCore
 /// A task executor that runs jobs on one event loop.
 ///
 /// A request's handler (``EventLoopPreferenceMiddleware``) and a sync request on a listening
-/// WebSocket prefer their connection's loop: whichever thread wakes them (the one that ran a
-/// storage transaction), they go on there, and their answer is written to the connection without
+/// WebSocket prefer their connection's loop: whichever thread wakes them (a group of commits'
+/// delivery), they go on there, and their answer is written to the connection without
 /// another switch between threads. Swift's global executor (the server's event loops, see
-/// `InstantCommand`) would resume them on the waking thread's loop instead, so that one loop runs
-/// the answers of every connection.
+/// `InstantCommand`) would resume them on the loop they were woken from instead: a group's
+/// delivery wakes all its handlers from one loop, which then made every answer of the group.
 final class EventLoopTaskExecutor: TaskExecutor {
     let eventLoop: any EventLoop
 
