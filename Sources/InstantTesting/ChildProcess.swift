@@ -120,7 +120,7 @@ public final class ChildProcess: @unchecked Sendable {
     @discardableResult
     public func stopBlocking(within seconds: TimeInterval = 5) -> Bool {
         terminate()
-        let ended = waitForEndBlocking(within: seconds)
+        let ended = process.waitUntilExit(within: seconds)
         if !ended { killBlocking() }
         return ended
     }
@@ -139,13 +139,7 @@ public final class ChildProcess: @unchecked Sendable {
     private func killBlocking() {
         process.send(SIGKILL)
         // Bounded: a child that does not die (stuck in the kernel) does not hold the caller.
-        _ = waitForEndBlocking(within: 10)
-    }
-
-    private func waitForEndBlocking(within seconds: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        return !process.isRunning
+        _ = process.waitUntilExit(within: 10)
     }
 
     private static func launch(

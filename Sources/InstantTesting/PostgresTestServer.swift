@@ -300,8 +300,7 @@ public final class PostgresTestServer: Sendable {
             binaries.appendingPathComponent("pg_ctl"), ["stop", "-m", mode, "-D", dataDirectory], in: directory)
         guard let server = state.withLockedValue({ $0.server }) else { return }
         // `postgres` has ended when `pg_ctl` returns; its parent (`runuser`, as root) follows.
-        let deadline = Date().addingTimeInterval(10)
-        while server.isRunning, Date() < deadline { usleep(10_000) }
+        _ = server.waitUntilExit(within: 10)
     }
 
     /// Stops the server and removes the directory when this process has ended without ``stop()``

@@ -89,6 +89,16 @@ final class SpawnedProcess: @unchecked Sendable {
         while reaped() == nil { usleep(2_000) }
     }
 
+    /// Waits until the process ended, at most `seconds`; returns whether it did.
+    func waitUntilExit(within seconds: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while reaped() == nil {
+            guard Date() < deadline else { return false }
+            usleep(2_000)
+        }
+        return true
+    }
+
     /// Whether it ended by exiting (rather than by a signal); `false` while it runs.
     var exited: Bool { reaped().map { $0 & 0x7f == 0 } ?? false }
 

@@ -229,9 +229,9 @@ extension InstantStorage {
             commitQueue.noteLastGroup(.init(revision: group.revision, foundAsLeft: true), on: key)
             written()
         } else {
-            group = try await commitLocked(key, take: take) { found, revision in
+            group = try await commitLocked(key, take: take) { group in
                 self.commitQueue.noteLastGroup(
-                    .init(revision: revision, foundAsLeft: found == last?.revision), on: key)
+                    .init(revision: group.revision, foundAsLeft: group.found == last?.revision), on: key)
                 written()
             }
         }
@@ -243,29 +243,28 @@ extension InstantStorage {
 
     /// A group in one transaction that locks the layer first (so that it sees what the writer
     /// before committed, on whichever node) and takes its commits then, those that arrived while
-    /// the lock was awaited included; `written` gets the revision the group found and the one it
-    /// leaves.
+    /// the lock was awaited included; `written` gets the group once its writes are done.
     private func commitLocked(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
-        written: @escaping @Sendable (_ found: Int64, _ left: Int64) -> Void
+        written: @escaping @Sendable (GroupOutcome) -> Void
     ) async throws -> GroupOutcome {
         try await backend.write { transaction in
             let (documentID, layerName) = (key.documentID, key.layer)
             guard let (layer, pageCount) = try await transaction.lockLayer(documentID: documentID, name: layerName)
             else { throw try await Self.missingLayer(transaction, documentID: documentID, name: layerName) }
             let jobs = take()
-            let answersAfter = jobs.map { $0.answerReadsChangesAfter(layer.revision) }
+            let (reading, answersAfter) = (jobs.reading, jobs.map { $0.answerReadsChangesAfter(layer.revision) })
             let changesAfter = answersAfter.compactMap(\.self).min()
             let read = try await transaction.groupReads(
-                documentID: documentID, layer: layerName, ids: jobs.reading, clients: jobs.clients,
+                documentID: documentID, layer: layerName, ids: reading, clients: jobs.clients,
                 changedAfter: changesAfter)
             let group = try await Self.run(
-                jobs, in: transaction, on: layer, pageCount: pageCount, read: read, answersAfter: answersAfter,
-                changesAfter: changesAfter, records: GroupRecords(flushes: true))
+                jobs, in: transaction, on: layer, pageCount: pageCount, read: read, reading: reading,
+                answersAfter: answersAfter, changesAfter: changesAfter, records: GroupRecords(flushes: true))
             try await transaction.finishCommits(
                 documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                 pushes: group.pushes, announcing: group.events)
-            written(layer.revision, group.revision)
+            written(group)
             return group
         }
     }
@@ -286,17 +285,18 @@ extension InstantStorage {
             return try await backend.optimistically { transaction -> GroupOutcome? in
                 let (documentID, layerName) = (key.documentID, key.layer)
                 let jobs = take()
-                let answersAfter = jobs.map { $0.answerReadsChangesAfter(expected) }
+                let (reading, answersAfter) = (jobs.reading, jobs.map { $0.answerReadsChangesAfter(expected) })
                 let changesAfter = answersAfter.compactMap(\.self).min()
                 guard
                     let snapshot = try await transaction.readGroup(
-                        documentID: documentID, layer: layerName, ids: jobs.reading, clients: jobs.clients,
+                        documentID: documentID, layer: layerName, ids: reading, clients: jobs.clients,
                         changedAfter: changesAfter),
                     snapshot.layer.revision == expected
                 else { return nil }
                 let group = try await Self.run(
                     jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
-                    answersAfter: answersAfter, changesAfter: changesAfter, records: GroupRecords(flushes: false))
+                    reading: reading, answersAfter: answersAfter, changesAfter: changesAfter,
+                    records: GroupRecords(flushes: false))
                 let wrote = try await transaction.finishCommits(
                     documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                     pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version)
@@ -311,10 +311,12 @@ extension InstantStorage {
     private struct GroupOutcome: Sendable {
         /// The rows to write, one per record.
         var rows: [RecordRow]
+        /// The layer's revision before the group.
+        var found: Int64
         /// The layer's revision after the group.
         var revision: Int64
         /// The layer's new revision, `nil` when the group changed no record.
-        var revised: Int64?
+        var revised: Int64? { revision == found ? nil : revision }
         /// The clients' last push ids to store.
         var pushes: [StoredPush]
         /// What to announce to the other nodes and report to the observers.
@@ -325,13 +327,15 @@ extension InstantStorage {
         var deliveries: [@Sendable () -> Void]
     }
 
-    /// Runs a group's commits in turn on the layer as `read` found it, then their answers (each
-    /// after the revision of `answersAfter`, or none), in memory.
+    /// Runs a group's commits in turn on the layer as `read` found it (`reading` the records
+    /// looked for), then their answers (each after the revision of `answersAfter`, or none), in
+    /// memory.
     private static func run(
         _ jobs: [LayerCommitQueue.Job], in transaction: any StorageTransaction, on layer: StoredLayer,
-        pageCount: Int, read: GroupReads, answersAfter: [Int64?], changesAfter: Int64?, records: GroupRecords
+        pageCount: Int, read: GroupReads, reading: [String], answersAfter: [Int64?], changesAfter: Int64?,
+        records: GroupRecords
     ) async throws -> GroupOutcome {
-        records.remember(read.records, lookedFor: jobs.reading)
+        records.remember(read.records, lookedFor: reading)
         var group = GroupCommit(layer: layer, lastPushIDs: read.lastPushIDs, pageCount: pageCount, records: records)
         var answering: [LayerCommitQueue.Answering] = []
         for job in jobs { answering.append(try await job.run(transaction, &group)) }
@@ -346,13 +350,13 @@ extension InstantStorage {
         for (answer, answersAfter) in zip(answering, answersAfter) {
             deliveries.append(try await answer(answersAfter == nil ? nil : after))
         }
-        let revised = group.layer.revision == layer.revision ? nil : group.layer.revision
-        return GroupOutcome(
-            rows: records.takeUnflushed(), revision: group.layer.revision, revised: revised, pushes: group.pushes,
-            events: revised.map {
-                [.revisionChanged(documentID: layer.documentID, layer: layer.name, revision: $0)]
-            } ?? [],
-            changes: group.changes, deliveries: deliveries)
+        var outcome = GroupOutcome(
+            rows: records.takeUnflushed(), found: layer.revision, revision: group.layer.revision,
+            pushes: group.pushes, events: [], changes: group.changes, deliveries: deliveries)
+        if let revised = outcome.revised {
+            outcome.events = [.revisionChanged(documentID: layer.documentID, layer: layer.name, revision: revised)]
+        }
+        return outcome
     }
 
     /// The records a commit wrote, each as it was last written in the commit, ordered by id (as

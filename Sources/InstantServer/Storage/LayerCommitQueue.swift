@@ -72,7 +72,7 @@ final class LayerCommitQueue: Sendable {
     }
 
     /// What this node knows of a layer from its last group on it.
-    struct LastGroup: Sendable, Equatable {
+    struct LastGroup: Sendable {
         /// The revision the group left.
         var revision: Int64
         /// Whether the group found the layer as the group before it here had left it: no other
