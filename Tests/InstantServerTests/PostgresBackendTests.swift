@@ -603,6 +603,53 @@ struct PostgresBackendTests {
         }
     }
 
+    /// A group's read and write are planned once per connection, not at each group: their plans
+    /// are generic, whatever the lengths of their arrays (PostgreSQL's default would plan the read
+    /// again at every execution, which costs a group more than running it).
+    @Test func aGroupsStatementsAreNotPlannedAgainForEachGroup() async throws {
+        let server = try await PostgresTestServer.start(settings: [
+            "shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track_planning": "on",
+        ])
+        defer { server.stop() }
+        try await withPostgresBackend(on: server) { backend in
+            try await Self.makeLayer(backend)
+            let storage = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            try await backend.readStatement { transaction in
+                try await (transaction as! PostgresTransaction).execute(
+                    "CREATE EXTENSION pg_stat_statements", "counting statements")
+            }
+            let groups = 30
+            for group in 0..<groups {
+                let ids = (0...(group % 4)).map { "g\(group)-\($0)" }
+                _ = try await storage.apply(
+                    documentID: "d", layer: "",
+                    push: ClientPush(client: ClientIdentity(userID: "u", clientID: "c"), pushID: Int64(group + 1)),
+                    reading: ids,
+                    deciding: { _ in
+                        LayerDecision(changes: ids.map { .put(StorageConformanceTests.annotation($0)) }, outcome: ())
+                    },
+                    answerReadsChangesAfter: { _ in 0 },
+                    answering: { reader, _, _ in try await reader.records(changedAfter: 0).count })
+            }
+            let counted = try await backend.readStatement { transaction in
+                try await (transaction as! PostgresTransaction).map(
+                    """
+                    SELECT CASE WHEN query LIKE '%UNION ALL%' THEN 'read' ELSE 'write' END, sum(calls)::bigint,
+                        sum(plans)::bigint
+                    FROM pg_stat_statements
+                    WHERE query LIKE '%UNION ALL%' OR query LIKE 'WITH revised AS%'
+                    GROUP BY 1 ORDER BY 1
+                    """, "reading the count"
+                ) { try $0.decode((String, Int64, Int64).self) }
+            }
+            #expect(counted.map(\.0) == ["read", "write"])
+            for (statement, calls, plans) in counted {
+                #expect(calls == Int64(groups), "\(statement): \(calls) runs, one a group")
+                #expect(plans * 3 <= calls, "\(statement): \(plans) plans for \(calls) runs")
+            }
+        }
+    }
+
     /// A group that does not lock the layer writes only if no other writer changed the layer since
     /// it read it. When another node commits in between, or holds the layer when the write comes
     /// (the write waits for it, then finds the row that node left), the group writes nothing and

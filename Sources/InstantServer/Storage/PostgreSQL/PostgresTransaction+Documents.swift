@@ -53,11 +53,11 @@ extension PostgresTransaction {
             query.order == .title
             ? "title \(direction) NULLS \(query.ascending ? "FIRST" : "LAST"), id \(direction)"
             : "created_at \(direction), id \(direction)"
-        binds.append(max(0, query.limit))
-        binds.append(max(0, query.offset))
+        // The page's bounds as numbers in the statement, so that its (generic) plan knows how few
+        // rows it takes.
         let sql = """
             SELECT \(Self.documentColumns) FROM documents \(filter) ORDER BY \(order)
-            LIMIT $\(binds.count - 1) OFFSET $\(binds.count)
+            LIMIT \(max(0, query.limit)) OFFSET \(max(0, query.offset))
             """
         let documents = try await map(
             PostgresQuery(unsafeSQL: sql, binds: binds),

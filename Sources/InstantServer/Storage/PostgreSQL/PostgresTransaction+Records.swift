@@ -11,6 +11,8 @@ extension PostgresTransaction {
     ) async throws -> [StoredRecord] {
         let page = pageIndex.map(Int64.init)
         let (skip, count) = (Int64(offset), limit.map(Int64.init))
+        // The page's bounds as numbers in the statement, so that its (generic) plan knows how few
+        // rows it takes.
         return try await map(
             """
             SELECT \(unescaped: Self.recordColumns) FROM records
@@ -21,7 +23,7 @@ extension PostgresTransaction {
                         THEN (value ->> 'pageIndex')::numeric END
                     FROM (SELECT convert_from(content, 'UTF8')::jsonb AS value) AS parsed
                 ) = \(page))
-            ORDER BY id LIMIT \(count) OFFSET \(skip)
+            ORDER BY id LIMIT \(unescaped: count.map(String.init) ?? "ALL") OFFSET \(unescaped: String(skip))
             """,
             "reading the records of the layer '\(layer)' of the document '\(documentID)'",
             Self.record(from:)
