@@ -603,6 +603,26 @@ struct PostgresBackendTests {
         }
     }
 
+    /// A layer's group commits run on the event loop of the pool's connections, where their
+    /// statements' answers arrive, both those that lock the layer (the first ones) and those that
+    /// do not: not on the event loops that serve HTTP and WebSockets.
+    @Test func aLayersGroupsRunOnTheLoopOfTheConnections() async throws {
+        try await withPostgresBackend { backend in
+            try await Self.makeLayer(backend)
+            let storage = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            var onTheLoop: [Bool?] = []
+            for group in 0..<4 {
+                onTheLoop.append(
+                    try await storage.apply(documentID: "d", layer: "", push: nil) { _ in
+                        LayerDecision(
+                            changes: [.put(StorageConformanceTests.annotation("g\(group)"))],
+                            outcome: PostgresBackend.transactionExecutor.eventLoop.inEventLoop)
+                    }.outcome)
+            }
+            #expect(onTheLoop == [true, true, true, true])
+        }
+    }
+
     /// A group's read and write are planned once per connection, not at each group: their plans
     /// are generic, whatever the lengths of their arrays (PostgreSQL's default would plan the read
     /// again at every execution, which costs a group more than running it).

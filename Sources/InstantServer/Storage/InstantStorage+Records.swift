@@ -192,7 +192,7 @@ extension InstantStorage {
                     }
                 },
                 fail: { continuation.resume(throwing: $0) })
-            commitQueue.submit(job, to: key) { key, take, written in
+            commitQueue.submit(job, to: key, on: backend.commitExecutor) { key, take, written in
                 try await self.commitGroup(key, take: take, written: written)
             }
         }

@@ -60,7 +60,11 @@ final class LayerCommitQueue: Sendable {
     typealias Delivery = @Sendable () async -> Void
 
     /// Adds a commit to the layer's queue; the first commit of an idle layer starts its group at once.
-    func submit(_ job: Job, to key: LayerKey, running transaction: @escaping Transaction) {
+    /// The layer's group transactions run in tasks that prefer `executor` (the backend's
+    /// ``StorageBackend/commitExecutor``).
+    func submit(
+        _ job: Job, to key: LayerKey, on executor: (any TaskExecutor)? = nil, running transaction: @escaping Transaction
+    ) {
         let starts = queues.withLock { queues in
             queues[key, default: Queue()].waiting.append(job)
             guard queues[key]?.isRunning == false else { return false }
@@ -68,7 +72,7 @@ final class LayerCommitQueue: Sendable {
             return true
         }
         guard starts else { return }
-        Task { await drain(key, transaction) }
+        Task(executorPreference: executor) { await self.drain(key, executor, transaction) }
     }
 
     /// What this node knows of a layer from its last group on it.
@@ -112,7 +116,7 @@ final class LayerCommitQueue: Sendable {
     /// writer; on PostgreSQL the layer's row lock waits), so that the next group is ready to run
     /// the moment the one before ends instead of after its outcomes went out; it takes its jobs
     /// then. Groups are reported and delivered one after the other, in order.
-    private func drain(_ key: LayerKey, _ transaction: @escaping Transaction) async {
+    private func drain(_ key: LayerKey, _ executor: (any TaskExecutor)?, _ transaction: @escaping Transaction) async {
         var delivering: Task<Void, Never>?
         while true {
             if !hasWaiting(on: key, endingIfNot: false) {
@@ -124,7 +128,7 @@ final class LayerCommitQueue: Sendable {
             let group = GroupJobs(queue: self, key: key)
             let written = Signal()
             let previous = delivering
-            delivering = Task {
+            delivering = Task(executorPreference: executor) {
                 let delivery: Delivery
                 do {
                     delivery = try await transaction(key, group.take, written.fire)

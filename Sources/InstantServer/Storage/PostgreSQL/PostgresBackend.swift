@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 
@@ -44,7 +45,9 @@ public final class PostgresBackend: StorageBackend, Service {
         }
         self.configuration = configuration
         self.logger = logger
-        let client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: configuration.clientConfiguration, eventLoopGroup: Self.eventLoopGroup,
+            backgroundLogger: logger)
         self.client = client
         recordStatistics = RecordStatistics(logger: logger) {
             try await client.withConnection { connection in
@@ -56,6 +59,22 @@ public final class PostgresBackend: StorageBackend, Service {
             }
         }
     }
+
+    /// The event loop of the process's PostgreSQL connections (those of the pool): a thread of its
+    /// own, shared by every backend of the process and never shut down, like SwiftNIO's singletons.
+    ///
+    /// A layer's groups follow each other, each a chain of statements whose answers wake the
+    /// group's task. On the server's event loops, every link of that chain waited behind the HTTP
+    /// and WebSocket work queued there (each layer's groups are a serial chain, so that wait is
+    /// throughput lost); on a loop of their own, with the group's task running there too
+    /// (``commitExecutor``), an answer goes on where it arrives.
+    static let eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    /// The executor of ``eventLoopGroup``'s loop, which write transactions and the tasks of group
+    /// commits prefer.
+    static let transactionExecutor = EventLoopTaskExecutor(eventLoopGroup.next())
+
+    public var commitExecutor: (any TaskExecutor)? { Self.transactionExecutor }
 
     /// Runs the pool of connections until the task is cancelled or the service group shuts down.
     /// Call it once.
@@ -83,7 +102,7 @@ public final class PostgresBackend: StorageBackend, Service {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
         -> T
     {
-        try await transaction(begin: "BEGIN") { try await body($0) }
+        try await transaction(begin: "BEGIN", on: Self.transactionExecutor) { try await body($0) }
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
@@ -96,22 +115,22 @@ public final class PostgresBackend: StorageBackend, Service {
     public func readStatement<T: Sendable>(
         _ body: @escaping @Sendable (any StorageTransaction) async throws -> T
     ) async throws -> T {
-        try await outsideTransaction(body)
+        try await outsideTransaction(on: nil, body)
     }
 
     /// Runs the group on a connection of the pool, outside a transaction.
     public func optimistically<T: Sendable>(
         _ body: @escaping @Sendable (any OptimisticTransaction) async throws -> T
     ) async throws -> T? {
-        try await outsideTransaction(body)
+        try await outsideTransaction(on: Self.transactionExecutor, body)
     }
 
     /// Runs `body` on a connection of the pool, outside a transaction, within
-    /// ``Configuration/transactionTimeout``.
-    private func outsideTransaction<T: Sendable>(_ body: @escaping @Sendable (PostgresTransaction) async throws -> T)
-        async throws -> T
-    {
-        try await withinTransactionTimeout { [self] in try await withConnection { try await body($0) } }
+    /// ``Configuration/transactionTimeout``, preferring `executor`.
+    private func outsideTransaction<T: Sendable>(
+        on executor: EventLoopTaskExecutor?, _ body: @escaping @Sendable (PostgresTransaction) async throws -> T
+    ) async throws -> T {
+        try await withinTransactionTimeout(on: executor) { [self] in try await withConnection { try await body($0) } }
     }
 
     public func checkHealth() async throws {
@@ -137,11 +156,13 @@ public final class PostgresBackend: StorageBackend, Service {
     /// it when `body` returns, `ROLLBACK` when it throws. A transaction that takes longer than
     /// ``Configuration/transactionTimeout`` fails (its outcome unknown to the caller; PostgreSQL
     /// ends the session if it stays idle in the transaction) so that the requests behind it go on.
+    /// `body` prefers `executor` (write transactions: ``transactionExecutor``).
     func transaction<T: Sendable>(
         begin: PostgresQuery,
+        on executor: EventLoopTaskExecutor? = nil,
         _ body: @escaping @Sendable (PostgresTransaction) async throws -> T
     ) async throws -> T {
-        try await withinTransactionTimeout { [self] in
+        try await withinTransactionTimeout(on: executor) { [self] in
             try await withConnection { transaction in
                 try await transaction.execute(begin, "starting a transaction")
                 let value: T
@@ -162,12 +183,13 @@ public final class PostgresBackend: StorageBackend, Service {
         }
     }
 
-    /// Runs `operation`, failing once it takes longer than ``Configuration/transactionTimeout``.
-    private func withinTransactionTimeout<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T)
-        async throws -> T
-    {
+    /// Runs `operation`, preferring `executor`, failing once it takes longer than
+    /// ``Configuration/transactionTimeout``.
+    private func withinTransactionTimeout<T: Sendable>(
+        on executor: EventLoopTaskExecutor?, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         let timeout = configuration.transactionTimeout
-        guard let outcome = try await Self.withTimeout(timeout, operation) else {
+        guard let outcome = try await Self.withTimeout(timeout, on: executor, operation) else {
             throw StorageError(
                 .backendFailure,
                 "A PostgreSQL transaction did not finish within \(timeout) (\(configuration.redactedURL)); the server "
@@ -242,9 +264,11 @@ public final class PostgresBackend: StorageBackend, Service {
 
     /// Runs `operation` and returns its value when it ends within `timeout`, `nil` once `timeout`
     /// passes first (the operation is then cancelled and left to end in the background: a
-    /// connection that does not answer may not notice cancellation).
+    /// connection that does not answer may not notice cancellation). The operation prefers
+    /// `executor`, whose loop also keeps the time.
     static func withTimeout<T: Sendable>(
         _ timeout: Duration,
+        on executor: EventLoopTaskExecutor? = nil,
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T? {
         let pending = NIOLockedValueBox<CheckedContinuation<T?, any Error>?>(nil)
@@ -260,14 +284,14 @@ public final class PostgresBackend: StorageBackend, Service {
             // A task scheduled on an event loop, cheap to start and to cancel (a sleeping task per
             // transaction cost a dispatch timer each).
             let (seconds, attoseconds) = timeout.components
-            let timer = PostgresClient.defaultEventLoopGroup.any().scheduleTask(
+            let timer = (executor?.eventLoop ?? PostgresClient.defaultEventLoopGroup.any()).scheduleTask(
                 in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
             ) {
                 finish(.success(nil))
                 work.withLockedValue { $0?.cancel() }
             }
             work.withLockedValue { task in
-                task = Task {
+                task = Task(executorPreference: executor) {
                     do {
                         finish(.success(try await operation()))
                     } catch {
