@@ -631,10 +631,14 @@ struct ChangedRecords: Sendable {
     /// wrote them (`committed`, changed after `after`), each replaced by what the transaction
     /// wrote last, and the transaction's writes.
     init(after: Int64, committedBefore committed: [StoredRecord], writtenSince written: [StoredRecord]) {
-        var byID = Dictionary(committed.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
-        for record in written { byID[record.id] = record }
+        // Each record once: the committed ones (one each, in order) the transaction did not write
+        // again, then its writes, which all came after them. Sorting runs already in order is cheap.
+        let rewritten = Set(written.map(\.id))
+        var records = committed.filter { $0.revision > after && (rewritten.isEmpty || !rewritten.contains($0.id)) }
+        records += written.filter { $0.revision > after }
+        records.sort { ($0.revision, $0.id) < ($1.revision, $1.id) }
         self.after = after
-        records = byID.values.filter { $0.revision > after }.sorted { ($0.revision, $0.id) < ($1.revision, $1.id) }
+        self.records = records
     }
 }
 

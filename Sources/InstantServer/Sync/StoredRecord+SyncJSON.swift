@@ -23,21 +23,26 @@ extension StoredRecord {
         } else {
             buffer.writeBytes(content)
         }
-        // The metadata, written directly in key order (answers carry thousands of records).
+        // The metadata, written directly in key order (answers carry thousands of records), each
+        // key with its punctuation as one literal.
         var output: [UInt8] = []
         output.reserveCapacity(160)
-        func member(_ key: String, _ value: String?) {
-            output.append(contentsOf: ",\"\(key)\":".utf8)
+        func member(_ key: StaticString, _ value: String?) {
+            output.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
             if let value { JSONValue.writeString(value, into: &output) } else { output.append(contentsOf: "null".utf8) }
         }
-        member("createdBy", createdBy)
+        member(#","createdBy":"#, createdBy)
         if isDeleted { output.append(contentsOf: #","deleted":true"#.utf8) }
-        member("group", group)
-        member("id", id)
-        member("kind", kind.rawValue)
-        if let pdfObjectID { output.append(contentsOf: ",\"pdfObjectId\":\(pdfObjectID)".utf8) }
-        output.append(contentsOf: ",\"revision\":\(revision)".utf8)
-        member("updatedBy", updatedBy)
+        member(#","group":"#, group)
+        member(#","id":"#, id)
+        member(#","kind":"#, kind.rawValue)
+        if let pdfObjectID {
+            output.append(contentsOf: #","pdfObjectId":"#.utf8)
+            output.append(contentsOf: String(pdfObjectID).utf8)
+        }
+        output.append(contentsOf: #","revision":"#.utf8)
+        output.append(contentsOf: String(revision).utf8)
+        member(#","updatedBy":"#, updatedBy)
         output.append(UInt8(ascii: "}"))
         buffer.writeBytes(output)
     }
