@@ -60,6 +60,13 @@ extension JSONValue {
     /// to `output`, for callers that write JSON by hand around values they already hold as bytes.
     public static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        defer { output.append(UInt8(ascii: "\"")) }
+        // Most strings (ids, names, kinds) need no escape: copied whole.
+        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+        else {
+            output.append(contentsOf: value.utf8)
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
@@ -76,7 +83,6 @@ extension JSONValue {
             default: output.append(byte)
             }
         }
-        output.append(UInt8(ascii: "\""))
     }
 }
 

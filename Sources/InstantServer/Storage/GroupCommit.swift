@@ -40,14 +40,14 @@ struct GroupCommit: Sendable {
 /// writes of the commits before it from here.
 final class GroupRecords: Sendable {
     private struct State {
-        /// The records as they are now in the transaction (read, or written since), by id.
-        var records: [String: StoredRecord] = [:]
-        /// The ids looked for and not found (and not written since).
+        /// The records as they are now in the transaction (read, or written since), by id, and
+        /// whether the transaction wrote them.
+        var records: [String: (record: StoredRecord, isWritten: Bool)] = [:]
+        /// The ids looked for and not found (those written since are in ``records``, which is
+        /// looked at first).
         var absent: Set<String> = []
         /// The rows written since the last flush, by id.
         var unflushed: [String: RecordRow] = [:]
-        /// The ids of the records written in the transaction.
-        var written: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -71,7 +71,7 @@ final class GroupRecords: Sendable {
             var found: [String: StoredRecord] = [:]
             var unknown: [String] = []
             for id in ids {
-                if let record = state.records[id] {
+                if let record = state.records[id]?.record {
                     found[id] = record
                 } else if !state.absent.contains(id) {
                     unknown.append(id)
@@ -84,7 +84,9 @@ final class GroupRecords: Sendable {
     /// Notes what a read of `ids` found.
     func remember(_ found: [StoredRecord], lookedFor ids: [String]) {
         state.withLock { state in
-            for record in found { state.records[record.id] = record }
+            for record in found {
+                state.records[record.id, default: (record, false)].record = record
+            }
             let foundIDs = Set(found.map(\.id))
             state.absent.formUnion(ids.filter { !foundIDs.contains($0) })
         }
@@ -94,17 +96,15 @@ final class GroupRecords: Sendable {
     func write(_ rows: [RecordRow]) {
         state.withLock { state in
             for row in rows {
-                state.records[row.record.id] = row.record
-                state.absent.remove(row.record.id)
+                state.records[row.record.id] = (row.record, true)
                 state.unflushed[row.record.id] = row
-                state.written.insert(row.record.id)
             }
         }
     }
 
     /// The records written in the transaction, each as it was last written.
     func written() -> [StoredRecord] {
-        state.withLock { state in state.written.compactMap { state.records[$0] } }
+        state.withLock { state in state.records.values.compactMap { $0.isWritten ? $0.record : nil } }
     }
 
     /// The rows written since the last flush, which the caller writes to the database; the next
