@@ -77,6 +77,25 @@ struct RoundTripTests {
         #expect(value.serializedString() == "[5,5.0,-0.5,1500.0,123456789012345678]")
     }
 
+    /// Strings come back as they were, whether they need escapes or not; those that need none are
+    /// written as they are.
+    @Test func stringsRoundTripWhateverTheyHold() throws {
+        let strings = [
+            "", "plain", "with \"quotes\"", "back\\slash", "new\nline\ttab\rreturn", "\u{1}\u{1f}\u{7f}",
+            "ünïcödé 漢字 🎉", String(repeating: "long-id-", count: 40),
+        ]
+        for string in strings {
+            var output: [UInt8] = []
+            JSONValue.writeString(string, into: &output)
+            #expect(try JSONValue(parsing: String(decoding: output, as: UTF8.self)) == .string(string))
+            let keyed: JSONValue = [string: .string(string)]
+            #expect(try JSONValue(parsing: keyed.serializedString()) == keyed)
+            if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                #expect(output == [UInt8(ascii: "\"")] + Array(string.utf8) + [UInt8(ascii: "\"")])
+            }
+        }
+    }
+
     @Test func emptyArraysAreOmittedOnOutput() throws {
         let document = try InstantDocumentJSON(
             parsing: Array(#"{"format": "https://pspdfkit.com/instant-json/v1", "annotations": []}"#.utf8))
