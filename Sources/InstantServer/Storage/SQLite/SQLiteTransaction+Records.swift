@@ -20,7 +20,7 @@ extension SQLiteTransaction {
             }
             sql += " ORDER BY id LIMIT ? OFFSET ?"
             arguments += [limit ?? -1, offset]
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.record(from:))
+            return try Self.records(Row.fetchCursor(db, sql: sql, arguments: arguments))
         }
     }
 
@@ -36,14 +36,14 @@ extension SQLiteTransaction {
         list.append(UInt8(ascii: "]"))
         let json = String(decoding: list, as: UTF8.self)
         return try await run { db in
-            try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT \(Self.recordColumns) FROM records
-                        WHERE document_id = ? AND layer = ? AND id IN (SELECT value FROM json_each(?))
-                        """),
-                arguments: [documentID, layer, json]
-            ).map(Self.record(from:))
+            try Self.records(
+                Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Self.recordColumns) FROM records
+                            WHERE document_id = ? AND layer = ? AND id IN (SELECT value FROM json_each(?))
+                            """),
+                    arguments: [documentID, layer, json]))
         }
     }
 
@@ -57,7 +57,7 @@ extension SQLiteTransaction {
                     """)
             var found: [StoredRecord] = []
             for root in Set(threadRoots) {
-                found += try Row.fetchAll(statement, arguments: [documentID, layer, root]).map(Self.record(from:))
+                found += try Self.records(Row.fetchCursor(statement, arguments: [documentID, layer, root]))
             }
             return found.sorted { $0.id < $1.id }
         }
@@ -65,14 +65,14 @@ extension SQLiteTransaction {
 
     func records(documentID: String, layer: String, changedAfter revision: Int64) async throws -> [StoredRecord] {
         try await run { db in
-            try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT \(Self.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND revision > ?
-                        ORDER BY revision, id
-                        """),
-                arguments: [documentID, layer, revision]
-            ).map(Self.record(from:))
+            try Self.records(
+                Row.fetchCursor(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT \(Self.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND revision > ?
+                            ORDER BY revision, id
+                            """),
+                    arguments: [documentID, layer, revision]))
         }
     }
 
@@ -100,6 +100,14 @@ extension SQLiteTransaction {
     /// is much cheaper than by name on the paths that read thousands of rows.
     static let recordColumns =
         "id, kind, revision, deleted, group_name, created_by, updated_by, pdf_object_id, content, updated_at"
+
+    /// The records of a cursor's rows, each decoded in place as the statement steps (rows are not
+    /// copied first, as `fetchAll` would).
+    static func records(_ rows: RowCursor) throws -> [StoredRecord] {
+        var records: [StoredRecord] = []
+        while let row = try rows.next() { records.append(record(from: row)) }
+        return records
+    }
 
     static func record(from row: Row) -> StoredRecord {
         StoredRecord(
