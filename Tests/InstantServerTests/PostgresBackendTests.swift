@@ -66,6 +66,23 @@ struct PostgresBackendTests {
         }
     }
 
+    /// Runs `body` on a PostgreSQL of its own that counts statements and their plans
+    /// (`pg_stat_statements`), with the layer of ``makeLayer(_:revision:)``.
+    static func withStatementCounts(_ body: (PostgresBackend, InstantStorage) async throws -> Void) async throws {
+        let server = try await PostgresTestServer.start(settings: [
+            "shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track_planning": "on",
+        ])
+        defer { server.stop() }
+        try await withPostgresBackend(on: server) { backend in
+            try await makeLayer(backend)
+            try await backend.readStatement { transaction in
+                try await (transaction as! PostgresTransaction).execute(
+                    "CREATE EXTENSION pg_stat_statements", "counting statements")
+            }
+            try await body(backend, InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend)))
+        }
+    }
+
     static func makeLayer(_ backend: PostgresBackend, revision: Int64 = 0) async throws {
         try await backend.write { transaction throws in
             #expect(try await transaction.insertDocument(Self.document(id: "d")))
@@ -485,15 +502,7 @@ struct PostgresBackendTests {
     /// each other, so their number bounds the pushes a layer takes per second; the pushes that
     /// arrive while a group waits for the lock join it.
     @Test func aGroupIsTwoStatementsOrFiveWhenItLocksTheLayer() async throws {
-        let server = try await PostgresTestServer.start(settings: ["shared_preload_libraries": "pg_stat_statements"])
-        defer { server.stop() }
-        try await withPostgresBackend(on: server) { backend in
-            try await Self.makeLayer(backend)
-            let storage = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
-            try await backend.readStatement { transaction in
-                try await (transaction as! PostgresTransaction).execute(
-                    "CREATE EXTENSION pg_stat_statements", "counting statements")
-            }
+        try await Self.withStatementCounts { backend, storage in
             @Sendable func resetCount() async throws {
                 try await backend.readStatement { transaction in
                     try await (transaction as! PostgresTransaction).execute(
@@ -627,17 +636,7 @@ struct PostgresBackendTests {
     /// are generic, whatever the lengths of their arrays (PostgreSQL's default would plan the read
     /// again at every execution, which costs a group more than running it).
     @Test func aGroupsStatementsAreNotPlannedAgainForEachGroup() async throws {
-        let server = try await PostgresTestServer.start(settings: [
-            "shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track_planning": "on",
-        ])
-        defer { server.stop() }
-        try await withPostgresBackend(on: server) { backend in
-            try await Self.makeLayer(backend)
-            let storage = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
-            try await backend.readStatement { transaction in
-                try await (transaction as! PostgresTransaction).execute(
-                    "CREATE EXTENSION pg_stat_statements", "counting statements")
-            }
+        try await Self.withStatementCounts { backend, storage in
             let groups = 30
             for group in 0..<groups {
                 let ids = (0...(group % 4)).map { "g\(group)-\($0)" }

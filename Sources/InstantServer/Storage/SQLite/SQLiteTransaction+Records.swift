@@ -28,13 +28,7 @@ extension SQLiteTransaction {
         guard !ids.isEmpty else { return [] }
         // The ids as one JSON array: one statement, whatever their number (SQLite looks each up in
         // the primary key), where a statement per id cost its binding and stepping each time.
-        var list: [UInt8] = [UInt8(ascii: "[")]
-        for (index, id) in ids.enumerated() {
-            if index > 0 { list.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(id, into: &list)
-        }
-        list.append(UInt8(ascii: "]"))
-        let json = String(decoding: list, as: UTF8.self)
+        let json = JSONValue.array(ids.map(JSONValue.string)).serializedString()
         return try await run { db in
             try Self.records(
                 Row.fetchCursor(
