@@ -59,6 +59,17 @@ public actor LayerEvents {
         /// The change messages of the commits after the revision the listener asked from, in order,
         /// as far as this node has them one after the other (none when it has not the first).
         var changes: [ChangeMessage] = []
+
+        /// Adds what a later state of the same listener says: its change messages after these,
+        /// and its revision, presence and revocation.
+        mutating func append(_ later: State) {
+            changes += later.changes
+            if let laterRevision = later.revision { revision = max(revision ?? laterRevision, laterRevision) }
+            presence = later.presence
+            presenceVersion = later.presenceVersion
+            presenceMessage = later.presenceMessage
+            isRevoked = isRevoked || later.isRevoked
+        }
     }
 
     /// Why a listener was not admitted.

@@ -17,7 +17,9 @@ import NIOWebSocket
 /// client was told (coalesced) or, for a session that receives records, `{"revision": M, "since":
 /// L, "records": [...]}` for each commit this node has the change message of, from the client's
 /// revision on (``ChangeMessage``); `{"presence": [...]}` whenever the listening users change; the
-/// answer to each sync request the client sends on it, one request at a time, in order. It closes
+/// answer to each sync request the client sends on it, one request at a time, in order. While a
+/// sync request is being answered, what happens on the layer waits for the answer, which covers
+/// the commits up to its revision: those are not sent again as change messages. It closes
 /// the WebSocket with `1008` and a reason when the token expires or is revoked, with `1009` when a
 /// message is larger than ``ListeningEndpoint/maxMessageSize``, and with `1001` when the client
 /// does not answer a ping before the next or the server shuts down.
@@ -32,6 +34,8 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
     static let frameSize = 16_384
     /// Sync requests read and waiting for their turn before reading pauses.
     static let maxWaitingRequests = 8
+    /// The most change messages kept for a client while its sync request is being answered.
+    static let maxHeldChangeMessages = 64
     /// How long a close waits for the client's close before the connection is cut.
     static let closeTimeout = TimeAmount.seconds(1)
 
@@ -52,6 +56,9 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
     /// Sync requests read and not answered yet (`nil`: a binary message), oldest first.
     private var requests: [ByteBuffer?] = []
     private var isAnswering = false
+    /// What the layer's events handed over while a sync request was being answered, sent after
+    /// the answer (less what it covers).
+    private var heldForAnswer: LayerEvents.State?
     /// The message being received in several frames, and whether it is text.
     private var fragments: (data: ByteBuffer, isText: Bool)?
     private var awaitsPong = false
@@ -212,7 +219,25 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
             wokeMeanwhile = true
             return
         }
+        // A revoked token closes the connection at once, whatever is being answered.
+        if isAnswering && !state.isRevoked {
+            hold(state)
+            return
+        }
         send(state, stored: nil)
+    }
+
+    /// Keeps `state` until the answer being written has gone out. Past
+    /// ``maxHeldChangeMessages`` (an answer that takes long on a busy layer), the change messages
+    /// are dropped: the client is then told the revision, and pulls.
+    private func hold(_ state: LayerEvents.State) {
+        guard var held = heldForAnswer else {
+            heldForAnswer = state
+            return
+        }
+        held.append(state)
+        if held.changes.count > Self.maxHeldChangeMessages { held.changes = [] }
+        heldForAnswer = held
     }
 
     /// Sends what `state` has that the client was not told. While the connection does not take
@@ -357,6 +382,10 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
                 guard !handler.isClosing, let context = handler.context else { return }
                 if let revision = answered.revision, revision > handler.told { handler.told = revision }
                 handler.writeText(answered.text, context: context)
+                if let held = handler.heldForAnswer {
+                    handler.heldForAnswer = nil
+                    handler.send(held, stored: nil)
+                }
                 context.flush()
                 handler.answerNextRequest()
             }
