@@ -99,8 +99,8 @@ public actor LayerEvents {
     private enum Wake {
         /// A signal: the listener reads its state.
         case signal(@Sendable () -> Void)
-        /// Its state, handed over.
-        case notify(@Sendable (State) -> Void)
+        /// Its state, handed over on its event loop.
+        case notify(any EventLoop, @Sendable (State) -> Void)
     }
 
     private struct PublishedPresence {
@@ -161,14 +161,17 @@ public actor LayerEvents {
     /// Reports what commits made on this node wrote: each commit's change message is kept for the
     /// layer's listeners that receive records, and the listeners wake up.
     func recordsCommitted(_ messages: [(Layer, ChangeMessage)]) {
+        var newest: [Layer: Int64] = [:]
         for (layer, message) in messages {
+            newest[layer] = max(newest[layer] ?? message.revision, message.revision)
             guard let listening = listenersByLayer[layer] else { continue }
             let seen = listening.compactMap { listeners[$0]?.recordsSeen }
             guard let oldest = seen.min() else { continue }
             changeLogs[layer, default: ChangeLog()].append(
                 message, after: oldest, maximumBytes: ChangeLog.retainedMessageSizes * limits.maximumChangeMessageSize)
         }
-        for (layer, message) in messages { revisionChanged(layer, to: message.revision) }
+        // A group's commits wake each listener once, with all their change messages.
+        for (layer, revision) in newest { revisionChanged(layer, to: revision) }
     }
 
     /// Reports that a layer was deleted (or its document): its revision and recent changes are
@@ -229,17 +232,18 @@ public actor LayerEvents {
     }
 
     /// Starts listening on a layer, as ``listen(on:token:isVisible:recordsAfter:)``, for a listener
-    /// without a task of its own: whenever something happens on the layer, `notify` is called, on
-    /// the actor, with the listener's state (for a listener that receives records, the change
-    /// messages after the last revision it read or was notified of), and must return at once (hand
-    /// the work to the listener's event loop). A listener that could not use a state (its client
-    /// was not taking more) reads it again with ``state(of:listener:changesAfter:)``.
+    /// without a task of its own: whenever something happens on the layer, `notify` is called on
+    /// `loop` (the listener's event loop) with the listener's state (for a listener that receives
+    /// records, the change messages after the last revision it read or was notified of). The
+    /// listeners of one loop woken together are notified by one task of that loop. A listener that
+    /// could not use a state (its client was not taking more) reads it again with
+    /// ``state(of:listener:changesAfter:)``.
     public func listen(
         on layer: Layer, token: ClientToken, isVisible: Bool, recordsAfter since: Int64? = nil,
-        notify: @escaping @Sendable (State) -> Void
+        notifyingOn loop: any EventLoop, notify: @escaping @Sendable (State) -> Void
     ) throws(Refusal) -> UUID {
         try register(
-            on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: .notify(notify), end: nil)
+            on: layer, token: token, isVisible: isVisible, recordsAfter: since, wake: .notify(loop, notify), end: nil)
     }
 
     private func register(
@@ -447,17 +451,42 @@ public actor LayerEvents {
     }
 
     private func wakeAll(on layer: Layer) {
-        for id in listenersByLayer[layer] ?? [] { wake(id) }
+        var notifications = Notifications()
+        for id in listenersByLayer[layer] ?? [] { wake(id, into: &notifications) }
+        notifications.send()
+    }
+
+    private func wake(_ id: UUID) {
+        var notifications = Notifications()
+        wake(id, into: &notifications)
+        notifications.send()
+    }
+
+    /// The states to hand to listeners, by event loop: each loop runs one task for all of its
+    /// listeners, instead of being woken once per listener.
+    private struct Notifications {
+        private var byLoop: [ObjectIdentifier: (loop: any EventLoop, states: [(@Sendable (State) -> Void, State)])] =
+            [:]
+
+        mutating func add(_ state: State, to notify: @escaping @Sendable (State) -> Void, on loop: any EventLoop) {
+            byLoop[ObjectIdentifier(loop), default: (loop, [])].states.append((notify, state))
+        }
+
+        func send() {
+            for (loop, states) in byLoop.values {
+                loop.execute { for (notify, state) in states { notify(state) } }
+            }
+        }
     }
 
     /// Wakes a listener: a signal, or its state (its change messages after the last revision it
     /// read or was notified of, which becomes the last one it was notified of).
-    private func wake(_ id: UUID) {
+    private func wake(_ id: UUID, into notifications: inout Notifications) {
         guard let listener = listeners[id] else { return }
         switch listener.wake {
         case .signal(let signal):
             signal()
-        case .notify(let notify):
+        case .notify(let loop, let notify):
             var state = state(of: listener.layer, listener: id)
             if let seen = listener.recordsSeen {
                 // The listener may have been told a later revision than the actor knows (by an
@@ -465,7 +494,7 @@ public actor LayerEvents {
                 state.changes = Array(changeLogs[listener.layer]?.messages(newerThan: seen) ?? [])
                 if let last = state.changes.last?.revision { listeners[id]?.recordsSeen = last }
             }
-            notify(state)
+            notifications.add(state, to: notify, on: loop)
         }
     }
 }

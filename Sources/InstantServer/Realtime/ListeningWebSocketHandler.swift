@@ -90,7 +90,7 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
                 let id = try await events.listen(
                     on: session.layer, token: session.token, isVisible: true,
                     recordsAfter: session.receivesRecords ? session.since : nil,
-                    notify: { state in loop.execute { handler.value.notified(state) } })
+                    notifyingOn: loop, notify: { state in handler.value.notified(state) })
                 loop.execute { handler.value.registered(id) }
             } catch {
                 // Another connection took the last place between the upgrade and now.

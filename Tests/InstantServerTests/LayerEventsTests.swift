@@ -1,0 +1,64 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import InstantServer
+
+/// How ``LayerEvents`` hands what happened on a layer to listeners without a task of their own.
+@Suite("Layer events: notifying listeners")
+struct LayerEventsTests {
+    static let layer = LayerEvents.Layer(documentID: "d", name: "")
+
+    static func message(since: Int64) -> (LayerEvents.Layer, ChangeMessage) {
+        let changes = LayerChangeSet(documentID: "d", layer: "", since: since, revision: since + 1, records: [])
+        return (layer, ChangeMessage(changes, maximumSize: 1 << 16))
+    }
+
+    /// Listens on the layer from revision 0, on `loop`; returns what its listener is handed.
+    static func listener(
+        _ events: LayerEvents, user: String, on loop: any EventLoop
+    ) async throws -> NIOLockedValueBox<[LayerEvents.State]> {
+        let received = NIOLockedValueBox<[LayerEvents.State]>([])
+        _ = try await events.listen(
+            on: layer, token: NodeRelayTests.token(user), isVisible: false, recordsAfter: 0, notifyingOn: loop
+        ) { state in
+            loop.preconditionInEventLoop()
+            received.withLockedValue { $0.append(state) }
+        }
+        return received
+    }
+
+    @Test func aGroupsCommitsReachEachListenerOnceWithAllTheirChangeMessages() async throws {
+        let events = LayerEvents()
+        let loops = MultiThreadedEventLoopGroup.singleton
+        let (first, second) = (loops.next(), loops.next())
+        let listeners = [
+            try await Self.listener(events, user: "a", on: first),
+            try await Self.listener(events, user: "b", on: first),
+            try await Self.listener(events, user: "c", on: second),
+        ]
+
+        await events.recordsCommitted([Self.message(since: 0), Self.message(since: 1), Self.message(since: 2)])
+        // Whatever the events handed to a loop is queued there by now: a task queued after it
+        // runs after it.
+        try await first.submit {}.get()
+        try await second.submit {}.get()
+
+        for received in listeners {
+            let states = received.withLockedValue { $0 }
+            #expect(states.count == 1)
+            #expect(states.first?.revision == 3)
+            #expect(states.first?.changes.map(\.since) == [0, 1, 2])
+        }
+
+        // The next commit goes on from there.
+        await events.recordsCommitted([Self.message(since: 3)])
+        try await first.submit {}.get()
+        try await second.submit {}.get()
+        for received in listeners {
+            #expect(received.withLockedValue { $0.last?.changes.map(\.revision) } == [4])
+        }
+    }
+}
