@@ -53,8 +53,18 @@ enum AnnotationSchema {
         .number(minimum: 0, maximum: nil), .stringIn(["auto"]), meaning: "a font size: a number or \"auto\"")
 
     static func rules(for type: AnnotationType, version: Int) -> [FieldRule] {
-        base(version: version) + specific(for: type, version: version)
+        known[version]?[type] ?? base(version: version) + specific(for: type, version: version)
     }
+
+    /// The rules of the known types in versions 1 and 2, built once (every pushed annotation is
+    /// checked against them); another version or type has its rules built when checked.
+    private static let known: [Int: [AnnotationType: [FieldRule]]] = Dictionary(
+        uniqueKeysWithValues: [1, 2].map { version in
+            let rules = AnnotationType.allKnown.map {
+                ($0, base(version: version) + specific(for: $0, version: version))
+            }
+            return (version, Dictionary(uniqueKeysWithValues: rules))
+        })
 
     static func specific(for type: AnnotationType, version: Int) -> [FieldRule] {
         switch type {

@@ -32,15 +32,18 @@ indirect enum ValueRule: Sendable {
     static let point = ValueRule.numbers(count: 2, meaning: "a point [x, y]")
     static let rect = ValueRule.numbers(count: 4, meaning: "a rectangle [left, top, width, height]")
 
-    func check(_ value: JSONValue, at path: JSONPath, into errors: inout [InstantJSONError]) {
+    /// Appends what is wrong with `value` to `errors`. The path is rendered only for an error:
+    /// most values are fine, and records have many.
+    func check(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into errors: inout [InstantJSONError]) {
         func wrongType(_ expected: String) {
             errors.append(
                 InstantJSONError(
-                    code: .wrongType, path: path.rendered, rule: "expected \(expected), found \(value.kindDescription)")
+                    code: .wrongType, path: path().rendered,
+                    rule: "expected \(expected), found \(value.kindDescription)")
             )
         }
         func invalid(_ rule: String) {
-            errors.append(InstantJSONError(code: .invalidValue, path: path.rendered, rule: rule))
+            errors.append(InstantJSONError(code: .invalidValue, path: path().rendered, rule: rule))
         }
         switch self {
         case .any:
@@ -90,19 +93,19 @@ indirect enum ValueRule: Sendable {
         case .array(let element):
             guard let elements = value.arrayValue else { return wrongType("an array") }
             for (position, item) in elements.enumerated() {
-                element.check(item, at: path.appending(index: position), into: &errors)
+                element.check(item, at: path().appending(index: position), into: &errors)
             }
         case .object(let fields):
             guard let members = value.objectValue else { return wrongType("an object") }
-            FieldRule.check(fields, in: members, at: path, into: &errors)
+            FieldRule.check(fields, in: members, at: path(), into: &errors)
         case .freeObject:
             if value.objectValue == nil && !value.isNull { wrongType("an object or null") }
         case .either(let first, let second, let meaning):
             var firstErrors: [InstantJSONError] = []
-            first.check(value, at: path, into: &firstErrors)
+            first.check(value, at: path(), into: &firstErrors)
             if firstErrors.isEmpty { return }
             var secondErrors: [InstantJSONError] = []
-            second.check(value, at: path, into: &secondErrors)
+            second.check(value, at: path(), into: &secondErrors)
             if secondErrors.isEmpty { return }
             wrongType(meaning)
         case .text(let version):
@@ -114,9 +117,10 @@ indirect enum ValueRule: Sendable {
                 return wrongType("an object {\"format\": \"plain\" or \"xhtml\", \"value\": string}")
             }
             FieldRule.check(
-                [.required("format", .string), .required("value", .string)], in: members, at: path, into: &errors)
+                [.required("format", .string), .required("value", .string)], in: members, at: path(),
+                into: &errors)
         case .action:
-            Action.check(value, at: path, depth: 0, into: &errors)
+            Action.check(value, at: path(), depth: 0, into: &errors)
         }
     }
 
@@ -142,19 +146,20 @@ struct FieldRule: Sendable {
     /// Checks the members of an object against the rules; members without a rule are allowed
     /// (they are kept as they are).
     static func check(
-        _ rules: [FieldRule], in members: [String: JSONValue], at path: JSONPath,
+        _ rules: [FieldRule], in members: [String: JSONValue], at path: @autoclosure () -> JSONPath,
         into errors: inout [InstantJSONError]
     ) {
         for field in rules {
-            let fieldPath = path.appending(key: field.key)
             guard let value = members[field.key] else {
                 if field.isRequired {
                     errors.append(
-                        InstantJSONError(code: .missingKey, path: fieldPath.rendered, rule: "required key is missing"))
+                        InstantJSONError(
+                            code: .missingKey, path: path().appending(key: field.key).rendered,
+                            rule: "required key is missing"))
                 }
                 continue
             }
-            field.rule.check(value, at: fieldPath, into: &errors)
+            field.rule.check(value, at: path().appending(key: field.key), into: &errors)
         }
     }
 }
