@@ -11,7 +11,9 @@ struct SyncPlanner: Sendable {
     let availableAttachments: Set<String>
     /// The largest record that may be stored, in bytes of its serialized Instant JSON.
     let maxRecordSize: Int
-    let now: Date
+    /// The time of the sync as records carry it (`updatedAt`, and `createdAt` of a new record),
+    /// formatted once for all its changes.
+    let stamp: JSONValue
     /// What the planner works out for each change, by index, when it is made, before the
     /// transaction (`nil` for a deletion): what is wrong with its content on its own (the
     /// transaction checks only the page index against the document's pages), and the record it
@@ -31,15 +33,17 @@ struct SyncPlanner: Sendable {
         self.request = request
         self.availableAttachments = availableAttachments
         self.maxRecordSize = maxRecordSize
-        self.now = now
-        prepared = request.changes.map { [now, token] change in
+        let stamp = JSONValue.string(InstantDate.string(from: now))
+        self.stamp = stamp
+        prepared = request.changes.map { [token] change in
             guard case .put(let content, _) = change.operation else { return nil }
             if let problem = RecordValidation.problem(
                 kind: change.kind, content: content, pageCount: nil, path: "content")
             {
                 return Prepared(problem: problem)
             }
-            let created = Self.assignServerFields(content, kind: change.kind, previous: nil, now: now, token: token)
+            let created = Self.assignServerFields(
+                content, kind: change.kind, previous: nil, stamp: stamp, token: token)
             return Prepared(created: (created, created.serialized()))
         }
     }
@@ -138,7 +142,7 @@ struct SyncPlanner: Sendable {
                     (fields, stored) = created
                 } else {
                     fields = Self.assignServerFields(
-                        content, kind: change.kind, previous: live?.content, now: now, token: token)
+                        content, kind: change.kind, previous: live?.content, stamp: stamp, token: token)
                     stored = fields.serialized()
                 }
                 if stored.count > maxRecordSize {
@@ -251,10 +255,9 @@ struct SyncPlanner: Sendable {
     /// (kept from the first version), `updatedAt` (now) and `creatorName` (the token's
     /// `creator_name` on creation, unchanged by edits).
     private static func assignServerFields(
-        _ content: JSONValue, kind: RecordKind, previous: JSONValue?, now: Date, token: ClientToken
+        _ content: JSONValue, kind: RecordKind, previous: JSONValue?, stamp: JSONValue, token: ClientToken
     ) -> JSONValue {
         guard kind == .annotation || kind == .comment, case .object(var object) = content else { return content }
-        let stamp = JSONValue.string(InstantDate.string(from: now))
         object["updatedAt"] = stamp
         object["createdAt"] = previous?["createdAt"] ?? object["createdAt"] ?? stamp
         // The creator's name stays the creator's: an edit keeps it; a creation takes the token's.
