@@ -238,7 +238,13 @@ private struct Parser {
     /// The bytes of a string as text; JSON text is UTF-8, and bytes that are not are refused rather
     /// than replaced, so that what is stored is what was sent.
     func validUTF8(_ slice: ArraySlice<UInt8>, at start: Int) throws(InstantJSONError) -> String {
-        guard let string = String(validating: slice, as: UTF8.self) else {
+        let decoded = slice.withUnsafeBufferPointer { bytes -> String? in
+            // ASCII, as nearly every string of a record is, is UTF-8 as it is: it skips the
+            // validation, which the standard library runs unspecialized, a byte at a time.
+            if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+            return String(validating: bytes, as: UTF8.self)
+        }
+        guard let string = decoded else {
             var position = self
             position.index = start
             throw position.failure("invalid UTF-8 in a string")
