@@ -383,7 +383,10 @@ private struct WebSocketPushWire: PushWire {
         case .ping:
             return .reply(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.data))
         case .connectionClose:
-            throw BenchmarkError("The server closed a writer's WebSocket.")
+            var data = frame.unmaskedData
+            let code = data.readInteger(as: UInt16.self).map(String.init) ?? "none"
+            let reason = data.readString(length: data.readableBytes) ?? ""
+            throw BenchmarkError("The server closed a writer's WebSocket (code \(code)): \(reason)")
         default:
             return .nothing
         }
