@@ -384,7 +384,9 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
                 handler.writeText(answered.text, context: context)
                 if let held = handler.heldForAnswer {
                     handler.heldForAnswer = nil
-                    handler.send(held, stored: nil)
+                    // A catch-up under way reads the state again once it ends, from the answer's
+                    // revision on; what was held may be older than what it sends.
+                    if handler.isCatchingUp { handler.wokeMeanwhile = true } else { handler.send(held, stored: nil) }
                 }
                 context.flush()
                 handler.answerNextRequest()
