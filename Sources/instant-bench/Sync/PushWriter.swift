@@ -269,7 +269,7 @@ private final class PushHandler<Wire: PushWire>: ChannelInboundHandler, PushLoop
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        sequence.close(because: BenchmarkError("The server closed a writer's \(wire.name)."))
+        sequence.close(because: BenchmarkError("A writer's \(wire.name) was closed while it was pushing."))
         context.fireChannelInactive()
     }
 
