@@ -170,12 +170,16 @@ private struct PushSequence {
         fail(error)
     }
 
+    /// The pending pushes fail with `error`; between pushes, the next ones will.
     mutating func fail(_ error: any Error) {
         deadline?.cancel()
         deadline = nil
-        let done = self.done
+        guard let done else {
+            closed = closed ?? error
+            return
+        }
         self.done = nil
-        done?.fail(error)
+        done.fail(error)
     }
 
     private mutating func next() -> JSONValue {
