@@ -61,4 +61,29 @@ struct LayerEventsTests {
             #expect(received.withLockedValue { $0.last?.changes.map(\.revision) } == [4])
         }
     }
+
+    /// What a listening WebSocket holds while it answers a sync request: past
+    /// ``ListeningWebSocketHandler/maxHeldChangeMessages`` change messages, none, and the
+    /// revision (the client pulls).
+    @Test func heldChangeMessagesPastTheLimitGiveWayToTheRevision() {
+        func state(since: Int64) -> LayerEvents.State {
+            LayerEvents.State(
+                revision: since + 1, presence: [], presenceVersion: 0, presenceMessage: ByteBuffer(),
+                isRevoked: false, changes: [Self.message(since: since).1])
+        }
+        let limit = ListeningWebSocketHandler.maxHeldChangeMessages
+        var held = state(since: 0)
+        for since in 1..<Int64(limit) { held.append(state(since: since), keepingAtMost: limit) }
+        #expect(held.changes.map(\.since) == Array(0..<Int64(limit)))
+        #expect(held.revision == Int64(limit))
+
+        held.append(state(since: Int64(limit)), keepingAtMost: limit)
+        #expect(held.changes.isEmpty)
+        #expect(held.revision == Int64(limit) + 1)
+
+        // What comes after does not follow the client's revision: it is told the revision then.
+        held.append(state(since: Int64(limit) + 1), keepingAtMost: limit)
+        #expect(held.changes.map(\.since) == [Int64(limit) + 1])
+        #expect(held.revision == Int64(limit) + 2)
+    }
 }

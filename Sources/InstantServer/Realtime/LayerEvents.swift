@@ -60,10 +60,12 @@ public actor LayerEvents {
         /// as far as this node has them one after the other (none when it has not the first).
         var changes: [ChangeMessage] = []
 
-        /// Adds what a later state of the same listener says: its change messages after these,
-        /// and its revision, presence and revocation.
-        mutating func append(_ later: State) {
+        /// Adds what a later state of the same listener says: its change messages after these
+        /// (none at all once there would be more than `maximumChanges`: the listener is then told
+        /// the revision, and pulls), and its revision, presence and revocation.
+        mutating func append(_ later: State, keepingAtMost maximumChanges: Int) {
             changes += later.changes
+            if changes.count > maximumChanges { changes = [] }
             if let laterRevision = later.revision { revision = max(revision ?? laterRevision, laterRevision) }
             presence = later.presence
             presenceVersion = later.presenceVersion
@@ -185,11 +187,13 @@ public actor LayerEvents {
     /// Reports revoked token ids: their listeners wake up and see ``State/isRevoked``.
     public func tokensRevoked(_ ids: [String]) {
         let revoked = Set(ids)
+        var notifications = Notifications()
         for (id, listener) in listeners where listener.tokenID.map(revoked.contains) == true {
             listeners[id]?.isRevoked = true
             revokedListeners.withLock { _ = $0.insert(id) }
-            wake(id)
+            wake(id, into: &notifications)
         }
+        notifications.send()
     }
 
     /// Whether one more listener with this token would be admitted on the layer (see
@@ -453,12 +457,6 @@ public actor LayerEvents {
     private func wakeAll(on layer: Layer) {
         var notifications = Notifications()
         for id in listenersByLayer[layer] ?? [] { wake(id, into: &notifications) }
-        notifications.send()
-    }
-
-    private func wake(_ id: UUID) {
-        var notifications = Notifications()
-        wake(id, into: &notifications)
         notifications.send()
     }
 

@@ -231,13 +231,11 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
     /// ``maxHeldChangeMessages`` (an answer that takes long on a busy layer), the change messages
     /// are dropped: the client is then told the revision, and pulls.
     private func hold(_ state: LayerEvents.State) {
-        guard var held = heldForAnswer else {
+        if heldForAnswer == nil {
             heldForAnswer = state
-            return
+        } else {
+            heldForAnswer?.append(state, keepingAtMost: Self.maxHeldChangeMessages)
         }
-        held.append(state)
-        if held.changes.count > Self.maxHeldChangeMessages { held.changes = [] }
-        heldForAnswer = held
     }
 
     /// Sends what `state` has that the client was not told. While the connection does not take

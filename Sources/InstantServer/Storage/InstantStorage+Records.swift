@@ -634,7 +634,7 @@ struct ChangedRecords: Sendable {
         // Each record once: the committed ones (one each, in order) the transaction did not write
         // again, then its writes, which all came after them. Sorting runs already in order is cheap.
         let rewritten = Set(written.map(\.id))
-        var records = committed.filter { $0.revision > after && (rewritten.isEmpty || !rewritten.contains($0.id)) }
+        var records = committed.filter { $0.revision > after && !rewritten.contains($0.id) }
         records += written.filter { $0.revision > after }
         records.sort { ($0.revision, $0.id) < ($1.revision, $1.id) }
         self.after = after
