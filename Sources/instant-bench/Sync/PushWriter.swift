@@ -355,7 +355,11 @@ private struct WebSocketPushWire: PushWire {
             host: host,
             path: "/i/d/\(pushes.documentID)\(layer)/listen?since=0&changes=records&jwt=\(pushes.token)",
             ready: ready)
+        // What arrives with the `101` (the server may send change messages right after it) goes on
+        // to the WebSocket decoder: NIO's default drops it, which would start the decoder in the
+        // middle of a frame.
         try channel.pipeline.syncOperations.addHTTPClientHandlers(
+            leftOverBytesStrategy: .forwardBytes,
             withClientUpgrade: (
                 upgraders: [upgrader],
                 completionHandler: { context in
