@@ -90,10 +90,19 @@ struct RoundTripTests {
             #expect(try JSONValue(parsing: String(decoding: output, as: UTF8.self)) == .string(string))
             let keyed: JSONValue = [string: .string(string)]
             #expect(try JSONValue(parsing: keyed.serializedString()) == keyed)
-            if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            let needsEscape = string.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+            #expect(JSONValue.needsEscaping(string) == needsEscape)
+            if !needsEscape {
                 #expect(output == [UInt8(ascii: "\"")] + Array(string.utf8) + [UInt8(ascii: "\"")])
             }
         }
+    }
+
+    /// Equal values give equal bytes: members in key order at every depth, or as stored when asked.
+    @Test func objectsAreWrittenInKeyOrder() throws {
+        let value: JSONValue = ["b": 1, "a": ["z": true, "y": .null, "é": "x"], "A": [["d": 1, "c": 2]]]
+        #expect(value.serializedString() == #"{"A":[{"c":2,"d":1}],"a":{"y":null,"z":true,"é":"x"},"b":1}"#)
+        #expect(try JSONValue(parsing: value.serializedString(sortedKeys: false)) == value)
     }
 
     @Test func emptyArraysAreOmittedOnOutput() throws {

@@ -11,7 +11,8 @@ import Testing
 struct SyncJSONTests {
     static func written(_ record: StoredRecord) throws -> (text: String, value: JSONValue) {
         var buffer = ByteBuffer()
-        record.writeSyncJSON(into: &buffer)
+        var scratch: [UInt8] = []
+        record.writeSyncJSON(into: &buffer, using: &scratch)
         let text = String(buffer: buffer)
         return (text, try JSONValue.parse(Data(text.utf8)))
     }
@@ -43,5 +44,26 @@ struct SyncJSONTests {
                     "kind": "comment", "revision": 3, "updatedBy": .null,
                 ]))
         #expect(text == String(decoding: value.serialized(), as: UTF8.self))
+    }
+
+    /// An answer's records in one array, each as it is written alone, whatever the record before it
+    /// left in the scratch bytes they share.
+    @Test func recordsGoOutAsOneArray() throws {
+        let records = [
+            StoredRecord(
+                id: "a", kind: .annotation, revision: 1, createdBy: "ann",
+                content: Data(String(repeating: #"{"long":"\#(String(repeating: "x", count: 500))"}"#, count: 1).utf8),
+                updatedAt: Date()),
+            StoredRecord(id: "b", kind: .comment, revision: 2, isDeleted: true, content: Data(), updatedAt: Date()),
+            StoredRecord(
+                id: "c\"", kind: .bookmark, revision: 3, content: Data(#"{"name":"n"}"#.utf8), updatedAt: Date()),
+        ]
+        var buffer = ByteBuffer()
+        StoredRecord.writeSyncJSONArray(records, into: &buffer)
+        let written = try records.map { try Self.written($0).value }
+        #expect(try JSONValue.parse(Data(String(buffer: buffer).utf8)) == .array(written))
+        var empty = ByteBuffer()
+        StoredRecord.writeSyncJSONArray([StoredRecord](), into: &empty)
+        #expect(String(buffer: empty) == "[]")
     }
 }

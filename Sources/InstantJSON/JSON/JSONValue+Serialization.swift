@@ -33,14 +33,20 @@ extension JSONValue {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            var first = true
-            let keys = sortedKeys ? members.keys.sorted() : Array(members.keys)
-            for key in keys {
+            func write(_ key: String, _ value: JSONValue, first: Bool) {
                 if !first { output.append(UInt8(ascii: ",")) }
-                first = false
                 Self.writeString(key, into: &output)
                 output.append(UInt8(ascii: ":"))
-                members[key]!.write(into: &output, sortedKeys: sortedKeys)
+                value.write(into: &output, sortedKeys: sortedKeys)
+            }
+            if sortedKeys {
+                for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                    write(member.key, member.value, first: position == 0)
+                }
+            } else {
+                for (position, member) in members.enumerated() {
+                    write(member.key, member.value, first: position == 0)
+                }
             }
             output.append(UInt8(ascii: "}"))
         }
@@ -56,14 +62,22 @@ extension JSONValue {
         output.append(contentsOf: value.description.utf8)
     }
 
+    /// Whether `value` has a byte that a JSON string must escape: `"`, `\\` or a control character.
+    public static func needsEscaping(_ value: String) -> Bool {
+        var value = value
+        // A native string's bytes are contiguous: checked as a buffer, not index by index.
+        return value.withUTF8 { bytes in
+            bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+    }
+
     /// Appends `value` as a JSON string (quoted, with `"`, `\\` and control characters escaped)
     /// to `output`, for callers that write JSON by hand around values they already hold as bytes.
     public static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         defer { output.append(UInt8(ascii: "\"")) }
         // Most strings (ids, names, kinds) need no escape: copied whole.
-        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
-        else {
+        guard needsEscaping(value) else {
             output.append(contentsOf: value.utf8)
             return
         }

@@ -22,13 +22,16 @@ struct ChangeMessage: Sendable {
         since = changes.since
         revision = changes.revision
         var text = ByteBuffer()
+        let estimate = changes.records.reduce(64) { $0 + $1.content.count + StoredRecord.metadataSizeEstimate }
+        text.reserveCapacity(min(estimate, maximumSize + 1))
         Self.writeStart(of: changes.revision, since: changes.since, into: &text)
         var records: [(record: StoredRecord, bytes: Range<Int>)] = []
         records.reserveCapacity(changes.records.count)
+        var scratch: [UInt8] = []
         for record in changes.records {
             if !records.isEmpty { text.writeInteger(UInt8(ascii: ",")) }
             let start = text.writerIndex
-            record.writeSyncJSON(into: &text)
+            record.writeSyncJSON(into: &text, using: &scratch)
             var bare = record
             bare.content = Data()
             records.append((bare, start..<text.writerIndex))
@@ -51,11 +54,12 @@ struct ChangeMessage: Sendable {
         let shown = records.map { InstantAPI.visible($0.record, to: token) }
         guard zip(shown, records).contains(where: { $0.isDeleted != $1.record.isDeleted }) else { return text }
         var copy = ByteBuffer()
+        var scratch: [UInt8] = []
         Self.writeStart(of: revision, since: since, into: &copy)
         for (index, (visible, original)) in zip(shown, records).enumerated() {
             if index > 0 { copy.writeInteger(UInt8(ascii: ",")) }
             if visible.isDeleted != original.record.isDeleted {
-                visible.writeSyncJSON(into: &copy)
+                visible.writeSyncJSON(into: &copy, using: &scratch)
             } else {
                 copy.writeImmutableBuffer(text.getSlice(at: original.bytes.lowerBound, length: original.bytes.count)!)
             }

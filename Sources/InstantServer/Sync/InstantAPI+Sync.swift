@@ -129,7 +129,7 @@ extension InstantAPI {
         body.writeString(#","rejected":"#)
         body.writeBytes(rejected.serialized())
         body.writeString(#","records":"#)
-        StoredRecord.writeSyncJSONArray(answer.records.lazy.map { Self.visible($0, to: token) }, into: &body)
+        StoredRecord.writeSyncJSONArray(answer.records, visibleTo: token, into: &body)
         body.writeString("}")
         return EncodedSyncAnswer(revision: answer.revision, body: body)
     }

@@ -2,48 +2,72 @@ import Hummingbird
 import InstantJSON
 
 extension StoredRecord {
-    /// Writes records as a JSON array of ``writeSyncJSON(into:)``: the `records` of sync answers and
-    /// snapshots.
-    static func writeSyncJSONArray(_ records: some Sequence<StoredRecord>, into buffer: inout ByteBuffer) {
+    /// Writes records as a JSON array of ``writeSyncJSON(into:using:)``: the `records` of sync
+    /// answers and snapshots. With a `token`, records its user may not view go out as tombstones
+    /// (``InstantAPI/visible(_:to:)``).
+    static func writeSyncJSONArray(
+        _ records: some Collection<StoredRecord>, visibleTo token: ClientToken? = nil, into buffer: inout ByteBuffer
+    ) {
+        // Each record is read where it is (by index, not copied out): answers carry thousands, and
+        // a copy of each costs more than writing it. Room for them all is made at once: an answer
+        // can be megabytes, which growing the buffer step by step would copy again at every step.
+        var size = 2
+        for index in records.indices { size += records[index].content.count + Self.metadataSizeEstimate }
+        buffer.reserveCapacity(buffer.writerIndex + size)
+        let hides = token?.collaborationPermissions != nil
+        var scratch: [UInt8] = []
         buffer.writeInteger(UInt8(ascii: "["))
-        for (index, record) in records.enumerated() {
-            if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
-            record.writeSyncJSON(into: &buffer)
+        for index in records.indices {
+            if index != records.startIndex { buffer.writeInteger(UInt8(ascii: ",")) }
+            if hides, let token {
+                InstantAPI.visible(records[index], to: token).writeSyncJSON(into: &buffer, using: &scratch)
+            } else {
+                records[index].writeSyncJSON(into: &buffer, using: &scratch)
+            }
         }
         buffer.writeInteger(UInt8(ascii: "]"))
     }
 
+    /// About how many bytes a record's metadata takes in ``writeSyncJSON(into:using:)``, with its
+    /// punctuation.
+    static let metadataSizeEstimate = 160
+
     /// Writes the record as the client routes send it (docs/PROTOCOL.md, "Records on the wire"):
     /// metadata plus the stored Instant JSON content, copied as stored (the server wrote it, so it
     /// is valid JSON), or `null` with `"deleted": true` for a tombstone.
-    func writeSyncJSON(into buffer: inout ByteBuffer) {
-        buffer.writeString(#"{"content":"#)
-        if isDeleted || content.isEmpty {
-            buffer.writeString("null")
-        } else {
-            buffer.writeBytes(content)
+    ///
+    /// The record is put together in `scratch` (emptied first; its capacity serves the next
+    /// record) and copied into `buffer` at once: a buffer's every write checks its ownership and
+    /// room, which for the dozen small pieces of a record costs more than the pieces.
+    func writeSyncJSON(into buffer: inout ByteBuffer, using scratch: inout [UInt8]) {
+        scratch.removeAll(keepingCapacity: true)
+        func append(_ literal: StaticString) {
+            scratch.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
         }
-        // The metadata, written directly in key order (answers carry thousands of records), each
-        // key with its punctuation as one literal.
-        var output: [UInt8] = []
-        output.reserveCapacity(160)
+        append(#"{"content":"#)
+        if isDeleted || content.isEmpty {
+            append("null")
+        } else {
+            content.withUnsafeBytes { scratch.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
+        }
+        // The metadata in key order, each key with its punctuation as one literal.
         func member(_ key: StaticString, _ value: String?) {
-            output.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-            if let value { JSONValue.writeString(value, into: &output) } else { output.append(contentsOf: "null".utf8) }
+            append(key)
+            if let value { JSONValue.writeString(value, into: &scratch) } else { append("null") }
         }
         member(#","createdBy":"#, createdBy)
-        if isDeleted { output.append(contentsOf: #","deleted":true"#.utf8) }
+        if isDeleted { append(#","deleted":true"#) }
         member(#","group":"#, group)
         member(#","id":"#, id)
         member(#","kind":"#, kind.rawValue)
         if let pdfObjectID {
-            output.append(contentsOf: #","pdfObjectId":"#.utf8)
-            output.append(contentsOf: String(pdfObjectID).utf8)
+            append(#","pdfObjectId":"#)
+            scratch.append(contentsOf: String(pdfObjectID).utf8)
         }
-        output.append(contentsOf: #","revision":"#.utf8)
-        output.append(contentsOf: String(revision).utf8)
+        append(#","revision":"#)
+        scratch.append(contentsOf: String(revision).utf8)
         member(#","updatedBy":"#, updatedBy)
-        output.append(UInt8(ascii: "}"))
-        buffer.writeBytes(output)
+        scratch.append(UInt8(ascii: "}"))
+        buffer.writeBytes(scratch)
     }
 }
