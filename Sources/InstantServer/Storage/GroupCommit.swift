@@ -95,6 +95,8 @@ final class GroupRecords: Sendable {
     /// Keeps rows a commit wrote, for the next flush; later reads here see them.
     func write(_ rows: [RecordRow]) {
         state.withLock { state in
+            state.records.reserveCapacity(state.records.count + rows.count)
+            state.unflushed.reserveCapacity(state.unflushed.count + rows.count)
             for row in rows {
                 state.records[row.record.id] = (row.record, true)
                 state.unflushed[row.record.id] = row

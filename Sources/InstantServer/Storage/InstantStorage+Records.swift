@@ -362,9 +362,16 @@ extension InstantStorage {
     /// The records a commit wrote, each as it was last written in the commit, ordered by id (as
     /// sync answers order the records of one revision).
     static func lastWrites(_ applied: [StoredRecord]) -> [StoredRecord] {
-        var last: [String: StoredRecord] = [:]
-        for record in applied { last[record.id] = record }
-        return last.values.sorted { $0.id < $1.id }
+        // The positions by id, each record's writes in the order they were made: the last of each
+        // id is kept. Sorting positions moves less than sorting records.
+        let order = applied.indices.sorted { (applied[$0].id, $0) < (applied[$1].id, $1) }
+        var records: [StoredRecord] = []
+        records.reserveCapacity(order.count)
+        for (rank, position) in order.enumerated()
+        where rank + 1 == order.count || applied[order[rank + 1]].id != applied[position].id {
+            records.append(applied[position])
+        }
+        return records
     }
 
     /// One commit inside a group transaction, on the layer as the commits before it left it:
@@ -631,12 +638,11 @@ struct ChangedRecords: Sendable {
     /// wrote them (`committed`, changed after `after`), each replaced by what the transaction
     /// wrote last, and the transaction's writes.
     init(after: Int64, committedBefore committed: [StoredRecord], writtenSince written: [StoredRecord]) {
-        // Each record once: the committed ones (one each, in order) the transaction did not write
-        // again, then its writes, which all came after them. Sorting runs already in order is cheap.
+        // Each record once: the committed ones (read in order, one each) the transaction did not
+        // write again, then its writes, which all came after them: only those need sorting.
         let rewritten = Set(written.map(\.id))
         var records = committed.filter { $0.revision > after && !rewritten.contains($0.id) }
-        records += written.filter { $0.revision > after }
-        records.sort { ($0.revision, $0.id) < ($1.revision, $1.id) }
+        records += written.filter { $0.revision > after }.sorted { ($0.revision, $0.id) < ($1.revision, $1.id) }
         self.after = after
         self.records = records
     }
