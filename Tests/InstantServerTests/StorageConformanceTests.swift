@@ -742,6 +742,54 @@ struct StorageConformanceTests {
         #expect(stored.map { "\($0.id)@\($0.revision):\($0.isDeleted)" } == ["first@1:false", "A@4:true", "c@4:true"])
     }
 
+    /// The answers of one group share the records they carry: each reads the changes after its
+    /// own revision as the end of the same records, and what they derive from them is made once.
+    @Test(arguments: StorageKind.available)
+    func theAnswersOfOneGroupShareTheirRecords(_ kind: StorageKind) async throws {
+        let fixture = try await Self.fixtureWithDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+        let (holder, release) = await Self.holdLayer(storage, putting: "first")
+        let reads: [(answersAfter: Int64, readsAfter: Int64)] = [(0, 0), (1, 1), (1, 3)]
+        var commits: [Task<(ids: [String], shared: SharedRecords?, derived: [String]), any Error>] = []
+        for (index, read) in reads.enumerated() {
+            commits.append(
+                Task {
+                    let (_, _, answer) = try await storage.apply(
+                        documentID: "d", layer: "", push: nil, reading: [],
+                        deciding: { _ in LayerDecision(changes: [.put(Self.annotation("n\(index)"))], outcome: ()) },
+                        answerReadsChangesAfter: { _ in read.answersAfter },
+                        answering: { reader, _, _ in
+                            let (records, shared) = try await reader.changes(after: read.readsAfter)
+                            let derived = shared?.derived { records in records.map { "\($0.id)@\($0.revision)" } }
+                            return (records.map { "\($0.id)@\($0.revision)" }, shared, derived ?? [])
+                        })
+                    return try #require(answer)
+                })
+            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == index + 1 })
+        }
+        release()
+        _ = try await holder.value
+        var answers: [(ids: [String], shared: SharedRecords?, derived: [String])] = []
+        for commit in commits { answers.append(try await commit.value) }
+        #expect(answers[0].ids == ["first@1", "n0@2", "n1@3", "n2@4"])
+        #expect(answers[1].ids == ["n0@2", "n1@3", "n2@4"])
+        #expect(answers[2].ids == ["n2@4"])
+        let shared = try #require(answers[0].shared)
+        #expect(answers.allSatisfy { $0.shared === shared }, "one group, one set of records for its answers")
+        #expect(answers.allSatisfy { $0.derived == answers[0].ids }, "derived from all the shared records")
+        #expect(shared.derived { _ in ["again"] } == answers[0].ids, "a derivation made is kept")
+        // A reader outside a group reads the database, and shares nothing.
+        _ = try await storage.apply(
+            [.put(Self.annotation("late"))], documentID: "d", layer: "", push: nil, onConditionFailure: .skipChange)
+        let alone = try await storage.read(documentID: "d", layer: "") { reader in
+            let (records, shared) = try await reader.changes(after: 4)
+            return (records.map(\.id), shared == nil)
+        }
+        #expect(alone == (["late"], true))
+    }
+
     /// A commit of more records than one statement of a backend takes (PostgreSQL writes 500 rows
     /// per statement) ends its group as a small one does: every record stored once, the answer
     /// reading them with what was there before, the push id and the revision stored.

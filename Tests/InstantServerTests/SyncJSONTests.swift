@@ -66,4 +66,44 @@ struct SyncJSONTests {
         StoredRecord.writeSyncJSONArray([StoredRecord](), into: &empty)
         #expect(String(buffer: empty) == "[]")
     }
+
+    /// An answer that takes its changes from the records its group shares writes them as an answer
+    /// of its own would: from its base revision on, with its settled records after, and hidden
+    /// records as tombstones for a user with collaboration permissions.
+    @Test func anAnswerWritesSharedChangesAsItsOwn() throws {
+        let records = (1...4).map { revision in
+            StoredRecord(
+                id: "r\(revision)", kind: .annotation, revision: Int64(revision),
+                createdBy: revision == 3 ? "ann" : "bob",
+                content: Data(#"{"n":\#(revision)}"#.utf8), updatedAt: Date())
+        }
+        let shared = SharedRecords(records)
+        let settled = StoredRecord(
+            id: "rejected", kind: .annotation, revision: 0, isDeleted: true, content: Data(), updatedAt: Date())
+        let everyone = ClientToken(documentID: "d", permissions: ["read-document"], userID: "ann", expiresAt: Date())
+        var ownOnly = everyone
+        ownOnly.collaborationPermissions = try CollaborationPermissions(claim: ["annotations:view:self"])
+        for start in 0...records.count {
+            for settledRecords in [[], [settled]] {
+                for token in [everyone, ownOnly] {
+                    let answer = InstantAPI.SyncAnswer(
+                        revision: 4, reset: false, lastPushID: nil, changes: shared.records[start...], shared: shared,
+                        settled: settledRecords)
+                    var written = ByteBuffer()
+                    answer.writeRecords(visibleTo: token, into: &written)
+                    var expected = ByteBuffer()
+                    StoredRecord.writeSyncJSONArray(
+                        Array(records[start...]) + settledRecords, visibleTo: token, into: &expected)
+                    #expect(String(buffer: written) == String(buffer: expected))
+                }
+            }
+        }
+        // The hidden record is a tombstone for the user who may view only its own.
+        var hidden = ByteBuffer()
+        InstantAPI.SyncAnswer(
+            revision: 4, reset: false, lastPushID: nil, changes: shared.records[2...], shared: shared, settled: []
+        ).writeRecords(visibleTo: ownOnly, into: &hidden)
+        let visible = try JSONValue.parse(Data(String(buffer: hidden).utf8)).arrayValue ?? []
+        #expect(visible.map { $0["deleted"] == true } == [false, true])
+    }
 }

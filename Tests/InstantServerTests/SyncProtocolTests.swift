@@ -84,6 +84,67 @@ struct SyncProtocolTests {
         }
     }
 
+    /// Pushes sent at once from clients at different revisions (which group commits may answer
+    /// from records their group shares): each answer lists exactly the changes after its own base
+    /// revision, as a pull shows them, and a user who may view only its own annotations sees the
+    /// others as tombstones.
+    @Test func pushesCommittedTogetherAreEachAnsweredFromTheirOwnBase() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            var writers: [SyncClient] = []
+            for index in 0..<8 {
+                let token = try await fixture.token(
+                    id, user: "u\(index)",
+                    collaboration: index == 0 ? ["annotations:view:self", "annotations:edit:self"] : nil)
+                writers.append(SyncClient(client, documentID: id, token: token, clientID: "c\(index)"))
+            }
+            let answers = try await withThrowingTaskGroup(of: (Int, [(base: Int64, answer: JSONValue)]).self) {
+                group in
+                for (index, writer) in writers.enumerated() {
+                    group.addTask {
+                        var answers: [(base: Int64, answer: JSONValue)] = []
+                        for round in 0..<6 {
+                            // Bases spread apart: some writers pull between pushes, some do not.
+                            if (index + round) % 3 == 0 { try await writer.sync() }
+                            let base = writer.baseRevision
+                            let reply = try await writer.sync([put("w\(index)-\(round)", noteContent())])
+                            answers.append((base, try #require(reply.json)))
+                        }
+                        return (index, answers)
+                    }
+                }
+                return try await group.reduce(into: [Int: [(base: Int64, answer: JSONValue)]]()) { $0[$1.0] = $1.1 }
+            }
+            let everything = try await SyncClient(
+                client, documentID: id, token: try await fixture.token(id, user: "reader"), clientID: "reader"
+            ).sync().records
+            #expect(everything.count == 48)
+            for (index, answered) in answers {
+                for (base, answer) in answered {
+                    let revision = try #require(answer["revision"]?.integerValue)
+                    let records = answer["records"]?.arrayValue ?? []
+                    let expected = everything.filter { _, record in
+                        let changed = record["revision"]?.integerValue ?? 0
+                        return changed > base && changed <= revision
+                    }
+                    #expect(records.compactMap { $0["id"]?.stringValue }.sorted() == expected.keys.sorted())
+                    let revisions = records.compactMap { $0["revision"]?.integerValue }
+                    #expect(revisions == revisions.sorted(), "the records of an answer go by revision")
+                    for record in records {
+                        let recordID = try #require(record["id"]?.stringValue)
+                        if index == 0, !recordID.hasPrefix("w0-") {
+                            #expect(record["deleted"] == true && record["content"] == .null)
+                        } else {
+                            #expect(record == everything[recordID])
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test func aRepeatedPushIsAnsweredButNotAppliedAgain() async throws {
         let fixture = try await SyncFixture()
         defer { fixture.directory.remove() }

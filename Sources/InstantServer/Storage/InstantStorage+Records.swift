@@ -616,11 +616,30 @@ public struct LayerReader: Sendable {
     /// The records (tombstones included) with a revision above the given one, by revision then id;
     /// after a commit, its own writes included.
     public func records(changedAfter revision: Int64) async throws -> [StoredRecord] {
+        Array(try await changes(after: revision).records)
+    }
+
+    /// The records of ``records(changedAfter:)``, and, when they are the end of records that the
+    /// readers of a group share (its answers), those: what the readers derive from them can then
+    /// be derived once for all of them (``SharedRecords/derived(_:)``).
+    public func changes(after revision: Int64) async throws -> (
+        records: ArraySlice<StoredRecord>, shared: SharedRecords?
+    ) {
         if let changed, changed.after <= revision {
-            return changed.records.filter { $0.revision > revision }
+            let records = changed.shared.records
+            // By revision: the records after `revision` are the end of the shared ones.
+            var (low, high) = (records.startIndex, records.endIndex)
+            while low < high {
+                let middle = (low + high) / 2
+                if records[middle].revision > revision { high = middle } else { low = middle + 1 }
+            }
+            return (records[low...], changed.shared)
         }
         try await known?.flush(to: transaction, documentID: documentID, layer: layer)
-        return try await transaction.records(documentID: documentID, layer: layer, changedAfter: revision)
+        return (
+            ArraySlice(try await transaction.records(documentID: documentID, layer: layer, changedAfter: revision)),
+            nil
+        )
     }
 
     /// The last push id applied for a client on the layer, or `nil`.
@@ -632,7 +651,8 @@ public struct LayerReader: Sendable {
 /// The records (tombstones included) changed after a revision, by revision then id.
 struct ChangedRecords: Sendable {
     var after: Int64
-    var records: [StoredRecord]
+    /// The records, shared by the readers of the group.
+    var shared: SharedRecords
 
     /// The records changed after `after` once a transaction wrote `written`: those read before it
     /// wrote them (`committed`, changed after `after`), each replaced by what the transaction
@@ -644,7 +664,44 @@ struct ChangedRecords: Sendable {
         var records = committed.filter { $0.revision > after && !rewritten.contains($0.id) }
         records += written.filter { $0.revision > after }.sorted { ($0.revision, $0.id) < ($1.revision, $1.id) }
         self.after = after
+        shared = SharedRecords(records)
+    }
+}
+
+/// Records that several readers take parts of (the changes that the answers of a group's
+/// commits carry), with what the readers derive from them, made once for all of them.
+public final class SharedRecords: Sendable {
+    /// The records, by revision then id.
+    public let records: [StoredRecord]
+    private let derivations = Mutex<[ObjectIdentifier: Derivation]>([:])
+
+    private enum Derivation {
+        case underWay
+        case done(any Sendable)
+    }
+
+    init(_ records: [StoredRecord]) {
         self.records = records
+    }
+
+    /// The value of its type derived from the records: `derive` makes it for the first reader
+    /// that asks, and the readers after get the same. A reader that asks while the first is still
+    /// deriving derives for itself rather than wait (readers run on event loops).
+    public func derived<Value: Sendable>(_ derive: ([StoredRecord]) -> Value) -> Value {
+        let key = ObjectIdentifier(Value.self)
+        let (made, derivesForAll) = derivations.withLock { derivations -> (Value?, Bool) in
+            switch derivations[key] {
+            case .done(let value): return (value as? Value, false)
+            case .underWay: return (nil, false)
+            case nil:
+                derivations[key] = .underWay
+                return (nil, true)
+            }
+        }
+        if let made { return made }
+        let value = derive(records)
+        if derivesForAll { derivations.withLock { $0[key] = .done(value) } }
+        return value
     }
 }
 

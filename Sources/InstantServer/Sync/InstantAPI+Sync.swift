@@ -129,7 +129,7 @@ extension InstantAPI {
         body.writeString(#","rejected":"#)
         body.writeBytes(rejected.serialized())
         body.writeString(#","records":"#)
-        StoredRecord.writeSyncJSONArray(answer.records, visibleTo: token, into: &body)
+        answer.writeRecords(visibleTo: token, into: &body)
         body.writeString("}")
         return EncodedSyncAnswer(revision: answer.revision, body: body)
     }
@@ -145,24 +145,28 @@ extension InstantAPI {
         _ reader: LayerReader, request: SyncRequest, client: ClientIdentity, reset: Bool, result: CommitResult,
         rejections: [SyncRejection]
     ) async throws -> SyncAnswer {
-        let changed = try await reader.records(changedAfter: reset ? 0 : request.baseRevision)
-        var records = reset ? changed.filter { !$0.isDeleted } : changed
+        let (changed, shared) = try await reader.changes(after: reset ? 0 : request.baseRevision)
+        let lastPush: Int64? =
+            if let pushID = request.pushID { pushID } else { try await reader.lastPushID(of: client) }
+        var answer = SyncAnswer(
+            revision: reader.revision, reset: reset, lastPushID: lastPush,
+            changes: reset ? ArraySlice(changed.filter { !$0.isDeleted }) : changed, shared: reset ? nil : shared,
+            settled: [])
         // The applied changes are already listed; rejected ones (and, for a repeated push, all of
         // them) are added.
         let settle = result.isDuplicatePush ? request.changes.map(\.id) : rejections.map(\.id)
-        var listed = Set(records.map(\.id))
+        guard !settle.isEmpty else { return answer }
+        var listed = Set(answer.changes.map(\.id))
         let unlisted = settle.filter { listed.insert($0).inserted }
         let stored = try await reader.records(ids: unlisted)
         for id in unlisted {
             let kind = request.changes.first { $0.id == id }?.kind ?? .annotation
-            records.append(
+            answer.settled.append(
                 stored[id]
                     ?? StoredRecord(
                         id: id, kind: kind, revision: 0, isDeleted: true, content: Data(), updatedAt: Date()))
         }
-        let lastPush: Int64? =
-            if let pushID = request.pushID { pushID } else { try await reader.lastPushID(of: client) }
-        return SyncAnswer(revision: reader.revision, reset: reset, lastPushID: lastPush, records: records)
+        return answer
     }
 
     /// What a sync answer carries besides the rejections.
@@ -170,7 +174,29 @@ extension InstantAPI {
         var revision: Int64
         var reset: Bool
         var lastPushID: Int64?
-        var records: [StoredRecord]
+        /// The records changed after the client's base revision (the live ones for a reset), by
+        /// revision then id: the end of the records its group's answers share (`shared`), when
+        /// they do.
+        var changes: ArraySlice<StoredRecord>
+        var shared: SharedRecords?
+        /// The state of the records the push named that ``changes`` does not list (rejected, or all
+        /// of them for a repeated push), so that the client can settle each of its changes.
+        var settled: [StoredRecord]
+
+        /// Writes the records as the JSON array of the answer: the changes as its group's answers
+        /// share them, written once, when the token's user may view every record.
+        func writeRecords(visibleTo token: ClientToken, into buffer: inout ByteBuffer) {
+            buffer.writeInteger(UInt8(ascii: "["))
+            var starts: [Int]? = nil
+            if let shared, token.collaborationPermissions == nil {
+                shared.derived(SharedSyncJSON.init).write(from: changes.startIndex, into: &buffer)
+            } else {
+                StoredRecord.writeSyncJSONList(changes, visibleTo: token, into: &buffer, startsOfRecords: &starts)
+            }
+            if !changes.isEmpty, !settled.isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
+            StoredRecord.writeSyncJSONList(settled, visibleTo: token, into: &buffer, startsOfRecords: &starts)
+            buffer.writeInteger(UInt8(ascii: "]"))
+        }
     }
 
     /// A record as the token's user may see it: in full, or as a tombstone when the collaboration

@@ -8,24 +8,36 @@ extension StoredRecord {
     static func writeSyncJSONArray(
         _ records: some Collection<StoredRecord>, visibleTo token: ClientToken? = nil, into buffer: inout ByteBuffer
     ) {
+        var starts: [Int]? = nil
+        buffer.writeInteger(UInt8(ascii: "["))
+        writeSyncJSONList(records, visibleTo: token, into: &buffer, startsOfRecords: &starts)
+        buffer.writeInteger(UInt8(ascii: "]"))
+    }
+
+    /// Writes records' sync JSON one after the other, separated by commas, and where each begins
+    /// into `starts` unless it is `nil`.
+    static func writeSyncJSONList(
+        _ records: some Collection<StoredRecord>, visibleTo token: ClientToken? = nil, into buffer: inout ByteBuffer,
+        startsOfRecords starts: inout [Int]?
+    ) {
         // Each record is read where it is (by index, not copied out): answers carry thousands, and
         // a copy of each costs more than writing it. Room for them all is made at once: an answer
         // can be megabytes, which growing the buffer step by step would copy again at every step.
-        var size = 2
+        var size = 0
         for index in records.indices { size += records[index].content.count + Self.metadataSizeEstimate }
         buffer.reserveCapacity(buffer.writerIndex + size)
+        starts?.reserveCapacity(records.count)
         let hides = token?.collaborationPermissions != nil
         var scratch: [UInt8] = []
-        buffer.writeInteger(UInt8(ascii: "["))
         for index in records.indices {
             if index != records.startIndex { buffer.writeInteger(UInt8(ascii: ",")) }
+            starts?.append(buffer.writerIndex)
             if hides, let token {
                 InstantAPI.visible(records[index], to: token).writeSyncJSON(into: &buffer, using: &scratch)
             } else {
                 records[index].writeSyncJSON(into: &buffer, using: &scratch)
             }
         }
-        buffer.writeInteger(UInt8(ascii: "]"))
     }
 
     /// About how many bytes a record's metadata takes in ``writeSyncJSON(into:using:)``, with its
@@ -69,5 +81,31 @@ extension StoredRecord {
         member(#","updatedBy":"#, updatedBy)
         scratch.append(UInt8(ascii: "}"))
         buffer.writeBytes(scratch)
+    }
+}
+
+/// The sync JSON of records that the answers of a group share (``SharedRecords``), written once:
+/// each answer copies the part from the first record after its base revision on.
+struct SharedSyncJSON: Sendable {
+    /// The records' JSON, separated by commas.
+    private let text: ByteBuffer
+    /// Where each record's JSON begins in ``text``.
+    private let starts: [Int]
+
+    init(_ records: [StoredRecord]) {
+        var text = ByteBuffer()
+        var starts: [Int]? = []
+        StoredRecord.writeSyncJSONList(records, into: &text, startsOfRecords: &starts)
+        self.text = text
+        self.starts = starts ?? []
+    }
+
+    /// Writes the JSON of the records from the one at `index` (in the shared records) to the last,
+    /// separated by commas.
+    func write(from index: Int, into buffer: inout ByteBuffer) {
+        guard index < starts.count,
+            let part = text.getSlice(at: starts[index], length: text.writerIndex - starts[index])
+        else { return }
+        buffer.writeImmutableBuffer(part)
     }
 }
