@@ -2,7 +2,7 @@
 ///
 /// Enumerations of the format (blend modes, icons, stamp types, …) are checked as strings only:
 /// a value that this version does not know is kept, so that records of newer peers survive.
-indirect enum ValueRule: Sendable {
+enum ValueRule: Sendable {
     case any
     case string
     case bool
@@ -18,12 +18,12 @@ indirect enum ValueRule: Sendable {
     case integerIn([Int64])
     /// One of the listed strings (only for closed sets such as `v`).
     case stringIn([String])
-    case array(ValueRule)
+    indirect case array(ValueRule)
     case object([FieldRule])
     /// An object or `null` with any members (customData).
     case freeObject
     /// Either of two rules.
-    case either(ValueRule, ValueRule, meaning: String)
+    indirect case either(ValueRule, ValueRule, meaning: String)
     case text(version: Int)
     case action
 
