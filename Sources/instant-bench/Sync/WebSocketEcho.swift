@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWSClient
 import HummingbirdWebSocket
 import Logging
+import ServiceLifecycle
 
 /// The physical floor of propagation: round trips of a small text message over a raw WebSocket
 /// on loopback, to an echo server in this process.
@@ -24,14 +25,31 @@ enum WebSocketEcho {
             onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        let serverTask = Task { try await app.runService() }
-        defer { serverTask.cancel() }
-        var port = 0
-        for await value in ports {
-            port = value
-            break
+        // Shut down gracefully once measured: cancelling the server while the echo connection
+        // closes makes Hummingbird log the connection's cancellation as an error.
+        let services = ServiceGroup(services: [app], gracefulShutdownSignals: [], logger: logger)
+        let serverTask = Task { try await services.run() }
+        do {
+            var port = 0
+            for await value in ports {
+                port = value
+                break
+            }
+            try await echo(count: count, port: port, logger: logger)
+        } catch {
+            await services.triggerGracefulShutdown()
+            _ = try? await serverTask.value
+            throw error
         }
-        let samples = try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/echo", logger: logger) {
+        await services.triggerGracefulShutdown()
+        try await serverTask.value
+        return Percentiles(await Measurements.shared.take())
+    }
+
+    /// Sends `count` messages (after 100 to warm up) to the echo server on `port`, each once the
+    /// one before came back, and keeps their round trips in ``Measurements``.
+    private static func echo(count: Int, port: Int, logger: Logger) async throws {
+        _ = try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/echo", logger: logger) {
             inbound, outbound, _ in
             var replies = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
             var samples: [Double] = []
@@ -44,8 +62,6 @@ enum WebSocketEcho {
             await Measurements.shared.store(samples)
             try await outbound.close(.normalClosure, reason: nil)
         }
-        _ = samples
-        return Percentiles(await Measurements.shared.take())
     }
 }
 
