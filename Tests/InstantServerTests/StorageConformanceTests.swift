@@ -686,6 +686,25 @@ struct StorageConformanceTests {
         return (commit, { release.yield() })
     }
 
+    /// Runs `count` commits in one group: a first commit (`first`) holds the layer until every
+    /// one of them waits behind it; their results, in order.
+    static func oneGroup<Result: Sendable>(
+        _ storage: InstantStorage, count: Int, commit: @escaping @Sendable (Int) async throws -> Result
+    ) async throws -> [Result] {
+        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+        let (holder, release) = await holdLayer(storage, putting: "first")
+        var commits: [Task<Result, any Error>] = []
+        for index in 0..<count {
+            commits.append(Task { try await commit(index) })
+            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == index + 1 })
+        }
+        release()
+        _ = try await holder.value
+        var results: [Result] = []
+        for commit in commits { results.append(try await commit.value) }
+        return results
+    }
+
     /// The commits of one group transaction are decided and written in memory and stored together:
     /// each still sees what the ones before it wrote (a put, a comment on it, the put's deletion,
     /// which deletes the comment), and each answer reads the layer as the whole group left it.
@@ -694,44 +713,33 @@ struct StorageConformanceTests {
         let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
-        // A first commit holds the layer until released, so the next three wait and form one group.
-        let (holder, release) = await Self.holdLayer(storage, putting: "first")
         let batches: [[RecordChange]] = [
             [.put(Self.annotation("A"), condition: .absent)],
             [.put(Self.comment("c", root: "A"))],
             [.delete(id: "A", condition: .exists)],
         ]
-        var commits: [Task<(CommitResult, [String]), any Error>] = []
-        for (index, changes) in batches.enumerated() {
-            commits.append(
-                Task {
-                    let (result, _, answer) = try await storage.apply(
-                        documentID: "d", layer: "", push: nil, reading: changes.map(\.recordID),
-                        deciding: { reader in
-                            // What the commits before it wrote, without a read of the database.
-                            if index == 2 {
-                                let comment = try await reader.record(id: "c")
-                                #expect(comment?.isDeleted == false)
-                            }
-                            return LayerDecision(changes: changes, outcome: ())
-                        },
-                        answerReadsChangesAfter: { locked in
-                            #expect(locked == 1, "the group locked the layer after the first commit")
-                            return 1
-                        },
-                        answering: { reader, _, _ in
-                            #expect(reader.pageCount == 1)
-                            return try await reader.records(changedAfter: 1).map { "\($0.id)@\($0.revision)" }
-                        })
-                    return (result, answer ?? [])
+        let results = try await Self.oneGroup(storage, count: batches.count) { index in
+            let changes = batches[index]
+            let (result, _, answer) = try await storage.apply(
+                documentID: "d", layer: "", push: nil, reading: changes.map(\.recordID),
+                deciding: { reader in
+                    // What the commits before it wrote, without a read of the database.
+                    if index == 2 {
+                        let comment = try await reader.record(id: "c")
+                        #expect(comment?.isDeleted == false)
+                    }
+                    return LayerDecision(changes: changes, outcome: ())
+                },
+                answerReadsChangesAfter: { locked in
+                    #expect(locked == 1, "the group locked the layer after the first commit")
+                    return 1
+                },
+                answering: { reader, _, _ in
+                    #expect(reader.pageCount == 1)
+                    return try await reader.records(changedAfter: 1).map { "\($0.id)@\($0.revision)" }
                 })
-            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == index + 1 })
+            return (result, answer ?? [])
         }
-        release()
-        _ = try await holder.value
-        var results: [(CommitResult, [String])] = []
-        for commit in commits { results.append(try await commit.value) }
         #expect(results.map(\.0.revision) == [2, 3, 4])
         #expect(results.allSatisfy { $0.0.skipped.isEmpty }, "each condition held against the writes before it")
         #expect(Set(results[2].0.applied.map(\.id)) == ["A", "c"], "the deletion took the comment put before it")
@@ -749,30 +757,20 @@ struct StorageConformanceTests {
         let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
-        let (holder, release) = await Self.holdLayer(storage, putting: "first")
         let reads: [(answersAfter: Int64, readsAfter: Int64)] = [(0, 0), (1, 1), (1, 3)]
-        var commits: [Task<(ids: [String], shared: SharedRecords?, derived: [String]), any Error>] = []
-        for (index, read) in reads.enumerated() {
-            commits.append(
-                Task {
-                    let (_, _, answer) = try await storage.apply(
-                        documentID: "d", layer: "", push: nil, reading: [],
-                        deciding: { _ in LayerDecision(changes: [.put(Self.annotation("n\(index)"))], outcome: ()) },
-                        answerReadsChangesAfter: { _ in read.answersAfter },
-                        answering: { reader, _, _ in
-                            let (records, shared) = try await reader.changes(after: read.readsAfter)
-                            let derived = shared?.derived { records in records.map { "\($0.id)@\($0.revision)" } }
-                            return (records.map { "\($0.id)@\($0.revision)" }, shared, derived ?? [])
-                        })
-                    return try #require(answer)
+        let answers = try await Self.oneGroup(storage, count: reads.count) { index in
+            let read = reads[index]
+            let (_, _, answer) = try await storage.apply(
+                documentID: "d", layer: "", push: nil, reading: [],
+                deciding: { _ in LayerDecision(changes: [.put(Self.annotation("n\(index)"))], outcome: ()) },
+                answerReadsChangesAfter: { _ in read.answersAfter },
+                answering: { reader, _, _ in
+                    let (records, shared) = try await reader.changes(after: read.readsAfter)
+                    let derived = shared?.derived { records in records.map { "\($0.id)@\($0.revision)" } }
+                    return (ids: records.map { "\($0.id)@\($0.revision)" }, shared: shared, derived: derived ?? [])
                 })
-            #expect(try await eventually { storage.commitQueue.waitingCount(on: key) == index + 1 })
+            return try #require(answer)
         }
-        release()
-        _ = try await holder.value
-        var answers: [(ids: [String], shared: SharedRecords?, derived: [String])] = []
-        for commit in commits { answers.append(try await commit.value) }
         #expect(answers[0].ids == ["first@1", "n0@2", "n1@3", "n2@4"])
         #expect(answers[1].ids == ["n0@2", "n1@3", "n2@4"])
         #expect(answers[2].ids == ["n2@4"])

@@ -22,8 +22,7 @@ struct ChangeMessage: Sendable {
         since = changes.since
         revision = changes.revision
         var text = ByteBuffer()
-        let estimate = changes.records.reduce(64) { $0 + $1.content.count + StoredRecord.metadataSizeEstimate }
-        text.reserveCapacity(min(estimate, maximumSize + 1))
+        text.reserveCapacity(min(64 + StoredRecord.syncJSONSizeEstimate(of: changes.records), maximumSize + 1))
         Self.writeStart(of: changes.revision, since: changes.since, into: &text)
         var records: [(record: StoredRecord, bytes: Range<Int>)] = []
         records.reserveCapacity(changes.records.count)

@@ -23,9 +23,7 @@ extension StoredRecord {
         // Each record is read where it is (by index, not copied out): answers carry thousands, and
         // a copy of each costs more than writing it. Room for them all is made at once: an answer
         // can be megabytes, which growing the buffer step by step would copy again at every step.
-        var size = 0
-        for index in records.indices { size += records[index].content.count + Self.metadataSizeEstimate }
-        buffer.reserveCapacity(buffer.writerIndex + size)
+        buffer.reserveCapacity(buffer.writerIndex + syncJSONSizeEstimate(of: records))
         starts?.reserveCapacity(records.count)
         let hides = token?.collaborationPermissions != nil
         var scratch: [UInt8] = []
@@ -40,9 +38,13 @@ extension StoredRecord {
         }
     }
 
-    /// About how many bytes a record's metadata takes in ``writeSyncJSON(into:using:)``, with its
-    /// punctuation.
-    static let metadataSizeEstimate = 160
+    /// About how many bytes the sync JSON of `records` takes: their contents and, for each, about
+    /// what its metadata and punctuation take.
+    static func syncJSONSizeEstimate(of records: some Collection<StoredRecord>) -> Int {
+        var size = 0
+        for index in records.indices { size += records[index].content.count + 160 }
+        return size
+    }
 
     /// Writes the record as the client routes send it (docs/PROTOCOL.md, "Records on the wire"):
     /// metadata plus the stored Instant JSON content, copied as stored (the server wrote it, so it
