@@ -1,5 +1,6 @@
 import Foundation
 import InstantTesting
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -77,5 +78,30 @@ struct LayerCommitQueueTests {
 
         queue.submit(Self.job("d", outcomes: outcomes), to: key, running: transaction)
         #expect(try await eventually { outcomes.all["d"] == "committed in transaction 3" }, "\(outcomes.all)")
+    }
+
+    /// A group started by a commit on an event loop runs there, and goes on there when another
+    /// thread wakes it (the database's, as SQLite's writer does): Swift's global executor would pick
+    /// the server's next loop in turn, the turn in which the loops also take new connections.
+    @Test func aGroupRunsOnTheLoopOfTheCommitThatStartedIt() async throws {
+        let queue = LayerCommitQueue()
+        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let onLoop = Mutex<[String]>([])
+        let (delivered, deliver) = AsyncStream.makeStream(of: Void.self)
+        let transaction: LayerCommitQueue.Transaction = { _, take, written in
+            onLoop.withLock { $0.append("started: \(loop.inEventLoop)") }
+            await withCheckedContinuation { continuation in Thread.detachNewThread { continuation.resume() } }
+            onLoop.withLock { $0.append("woken: \(loop.inEventLoop)") }
+            _ = take()
+            written()
+            return {
+                onLoop.withLock { $0.append("delivering: \(loop.inEventLoop)") }
+                deliver.yield()
+            }
+        }
+        loop.execute { queue.submit(Self.job("a", outcomes: Outcomes()), to: key, running: transaction) }
+        for await _ in delivered { break }
+        #expect(onLoop.withLock { $0 } == ["started: true", "woken: true", "delivering: true"])
     }
 }

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 
 /// A task executor that runs jobs on one event loop.
 ///
@@ -13,6 +14,11 @@ final class EventLoopTaskExecutor: TaskExecutor {
 
     init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
+    }
+
+    /// The executor of the event loop the caller runs on, or `nil` off the loops.
+    static var current: EventLoopTaskExecutor? {
+        MultiThreadedEventLoopGroup.currentEventLoop.map(EventLoopTaskExecutor.init)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

@@ -61,7 +61,13 @@ final class LayerCommitQueue: Sendable {
 
     /// Adds a commit to the layer's queue; the first commit of an idle layer starts its group at once.
     /// The layer's group transactions run in tasks that prefer `executor` (the backend's
-    /// ``StorageBackend/commitExecutor``).
+    /// ``StorageBackend/commitExecutor``), or else the event loop of the commit that starts them.
+    ///
+    /// Without a preference, a task that the database's thread wakes would go to Swift's global
+    /// executor, which picks the server's next event loop in turn; the loops accept connections in
+    /// that same turn, so the wake-ups of every commit decided which loop each new connection got
+    /// (in the benchmark all ten writers' connections sometimes landed on one loop, and the other
+    /// was left idle).
     func submit(
         _ job: Job, to key: LayerKey, on executor: (any TaskExecutor)? = nil, running transaction: @escaping Transaction
     ) {
@@ -72,6 +78,7 @@ final class LayerCommitQueue: Sendable {
             return true
         }
         guard starts else { return }
+        let executor = executor ?? EventLoopTaskExecutor.current
         Task(executorPreference: executor) { await self.drain(key, executor, transaction) }
     }
 

@@ -38,9 +38,10 @@ public protocol StorageBackend: Sendable {
     func optimistically<T: Sendable>(_ body: @escaping @Sendable (any OptimisticTransaction) async throws -> T)
         async throws -> T?
 
-    /// The executor the tasks of a layer's group commits prefer, or `nil` for the global one. A
-    /// backend whose statements are answered on an event loop of its own names that loop's
-    /// executor, so that a group goes on where its statements' answers arrive (the default: `nil`).
+    /// The executor the tasks of a layer's group commits prefer, or `nil` for the event loop of the
+    /// commit that starts the group (the default). A backend whose statements are answered on an
+    /// event loop of its own names that loop's executor, so that a group goes on where its
+    /// statements' answers arrive.
     var commitExecutor: (any TaskExecutor)? { get }
 
     /// Throws ``StorageError/Code/backendFailure`` unless the database answers a trivial query now.
