@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Testing
 
 @testable import InstantServer
@@ -64,6 +65,77 @@ struct SQLiteBackendTests {
             try await (transaction as? SQLiteTransaction)?.run { db in try db.tableExists("scratch") }
         }
         #expect(exists == false, "the failed transaction rolled back")
+    }
+
+    /// A group's records go to the database with every column as it was (nulls, an empty
+    /// content, a comment's thread root), and a row the database refuses fails the transaction
+    /// with SQLite's error: nothing of it is written, and the row before it is not written again
+    /// in its place.
+    @Test func recordRowsAreWrittenAsTheyAreOrNotAtAll() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path)
+        try await backend.write { transaction in
+            try await #require(transaction as? SQLiteTransaction).run { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                        VALUES ('d', 'x', 1, '[]', 0, 0);
+                        INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 0);
+                        """)
+            }
+        }
+        let full = StoredRecord(
+            id: "a", kind: .annotation, revision: 3, group: "g", createdBy: "ann", updatedBy: "bob", pdfObjectID: 7,
+            content: Data(#"{"v":2,"text":"é"}"#.utf8), updatedAt: Date(timeIntervalSince1970: 1_700_000_000.25))
+        let bare = StoredRecord(
+            id: "b", kind: .comment, revision: 4, content: Data(), updatedAt: Date(timeIntervalSince1970: 1))
+        let deleted = StoredRecord(
+            id: "c", kind: .annotation, revision: 5, isDeleted: true, content: Data("{}".utf8),
+            updatedAt: Date(timeIntervalSince1970: 2))
+        try await backend.write { transaction in
+            try await transaction.upsert(
+                [
+                    RecordRow(record: full, threadRoot: nil), RecordRow(record: bare, threadRoot: "a"),
+                    RecordRow(record: deleted, threadRoot: nil),
+                ], documentID: "d", layer: "")
+        }
+        let (stored, thread) = try await backend.read { transaction in
+            (
+                try await transaction.records(documentID: "d", layer: "", ids: ["a", "b", "c"]),
+                try await transaction.comments(documentID: "d", layer: "", threadRoots: ["a"])
+            )
+        }
+        #expect(stored.sorted { $0.id < $1.id } == [full, bare, deleted])
+        #expect(thread == [bare])
+
+        // SQLite refuses values longer than its length limit, lowered here for the writer's connection.
+        func limitLength(to bytes: Int32) async throws {
+            try await backend.write { transaction in
+                try await #require(transaction as? SQLiteTransaction).run { db in
+                    _ = sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, bytes)
+                }
+            }
+        }
+        try await limitLength(to: 1_000)
+        let small = StoredRecord(id: "d", kind: .annotation, revision: 6, content: Data("{}".utf8), updatedAt: Date())
+        let large = StoredRecord(
+            id: "e", kind: .annotation, revision: 6, content: Data(repeating: 32, count: 2_000), updatedAt: Date())
+        let refusal = await #expect(throws: StorageError.self) {
+            try await backend.write { transaction in
+                try await transaction.upsert(
+                    [RecordRow(record: small, threadRoot: nil), RecordRow(record: large, threadRoot: nil)],
+                    documentID: "d", layer: "")
+            }
+        }
+        #expect(
+            refusal?.description.contains("string or blob too big (parameter 11)") == true,
+            "\(refusal.map(String.init(describing:)) ?? "")")
+        try await limitLength(to: 1_000_000_000)
+        let after = try await backend.read { transaction in
+            try await transaction.records(documentID: "d", layer: "", ids: ["d", "e"])
+        }
+        #expect(after.isEmpty, "the refused transaction rolled back: \(after.map(\.id))")
     }
 
     private static func currentThread() -> String { "\(pthread_self())" }

@@ -73,7 +73,8 @@ extension SQLiteTransaction {
     func upsert(_ rows: [RecordRow], documentID: String, layer: String) async throws {
         guard !rows.isEmpty else { return }
         try await run { db in
-            let statement = try db.cachedStatement(
+            let writer = try SQLiteRowWriter(
+                db,
                 sql: """
                     INSERT OR REPLACE INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
                         updated_by, pdf_object_id, content, updated_at, thread_root)
@@ -81,11 +82,21 @@ extension SQLiteTransaction {
                     """)
             for row in rows {
                 let record = row.record
-                try statement.execute(arguments: [
-                    documentID, layer, record.id, record.kind.rawValue, record.revision, record.isDeleted, record.group,
-                    record.createdBy, record.updatedBy, record.pdfObjectID, record.content,
-                    record.updatedAt.timeIntervalSince1970, row.threadRoot,
-                ])
+                try writer.write { values in
+                    values.append(documentID)
+                    values.append(layer)
+                    values.append(record.id)
+                    values.append(record.kind.rawValue)
+                    values.append(record.revision)
+                    values.append(record.isDeleted)
+                    values.append(record.group)
+                    values.append(record.createdBy)
+                    values.append(record.updatedBy)
+                    values.append(record.pdfObjectID)
+                    values.append(record.content)
+                    values.append(record.updatedAt.timeIntervalSince1970)
+                    values.append(row.threadRoot)
+                }
             }
         }
     }
