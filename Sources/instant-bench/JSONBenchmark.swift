@@ -36,6 +36,20 @@ struct JSONBenchmark: ParsableCommand {
         try measure("parse + validate + typed records (strict)") {
             _ = try InstantDocumentJSON.decode(data, mode: .strict)
         }
+        // The record of `instant-bench sync`'s pushes, checked as the server checks each change.
+        let note = try JSONValue(parsing: benchmarkNoteContent)
+        let notes = 100_000
+        var best = Double.infinity
+        for _ in 0..<repetitions {
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<notes where !Annotation.validationErrors(of: note, at: "").isEmpty {
+                throw BenchmarkError("The sync benchmark's note does not validate.")
+            }
+            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / Double(notes))
+        }
+        print(
+            "\("validate a pushed note (sync benchmark)".padding(toLength: 48, withPad: " ", startingAt: 0)) "
+                + String(format: "%8.0f ns each", best))
         let document = try InstantDocumentJSON.decode(data, mode: .strict).document
         measure("encode (sorted keys)") { _ = document.serialized() }
         let foundationObject = try JSONSerialization.jsonObject(with: data)

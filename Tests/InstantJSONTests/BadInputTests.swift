@@ -129,6 +129,29 @@ struct BadInputTests {
         #expect(documentError(text)?.description == expected)
     }
 
+    /// All of a record's errors come in the order of its schema (the members every annotation
+    /// has, then its type's), whichever order its members are stored in.
+    @Test func aRecordsErrorsComeInTheOrderOfItsSchema() throws {
+        let members: [(String, JSONValue)] = [
+            ("v", 2), ("type", "pspdfkit/note"), ("pageIndex", -1), ("bbox", [1, 2]), ("opacity", 2),
+            ("text", ["format": "plain"]), ("color", "red"), ("customData", ["any": "thing"]), ("unknown", true),
+        ]
+        let expected = [
+            "note.pageIndex: expected an integer ≥ 0, found -1",
+            "note.bbox: expected 4 numbers (a rectangle [left, top, width, height])",
+            "note.opacity: expected a number between 0 and 1",
+            "note.text.value: required key is missing",
+            "note.icon: required key is missing",
+            ##"note.color: expected a color like "#RRGGBB", found "red""##,
+        ]
+        // The same members in dictionaries of other sizes and insertion orders iterate differently.
+        for (capacity, order) in [(0, members), (64, members.reversed()), (1_000, members.shuffled())] {
+            var object = [String: JSONValue](minimumCapacity: capacity)
+            for (key, value) in order { object[key] = value }
+            #expect(Annotation.validationErrors(of: .object(object), at: "note").map(\.description) == expected)
+        }
+    }
+
     @Test func lenientModeSkipsBadRecordsAndReportsThem() throws {
         let text = """
             {\(Self.format), "annotations": [

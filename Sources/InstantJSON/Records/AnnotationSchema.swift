@@ -52,16 +52,16 @@ enum AnnotationSchema {
     static let fontSize = ValueRule.either(
         .number(minimum: 0, maximum: nil), .stringIn(["auto"]), meaning: "a font size: a number or \"auto\"")
 
-    static func rules(for type: AnnotationType, version: Int) -> [FieldRule] {
-        known[version]?[type] ?? base(version: version) + specific(for: type, version: version)
+    static func rules(for type: AnnotationType, version: Int) -> MemberRules {
+        known[version]?[type] ?? MemberRules(base(version: version) + specific(for: type, version: version))
     }
 
     /// The rules of the known types in versions 1 and 2, built once (every pushed annotation is
     /// checked against them); another version or type has its rules built when checked.
-    private static let known: [Int: [AnnotationType: [FieldRule]]] = Dictionary(
+    private static let known: [Int: [AnnotationType: MemberRules]] = Dictionary(
         uniqueKeysWithValues: [1, 2].map { version in
             let rules = AnnotationType.allKnown.map {
-                ($0, base(version: version) + specific(for: $0, version: version))
+                ($0, MemberRules(base(version: version) + specific(for: $0, version: version)))
             }
             return (version, Dictionary(uniqueKeysWithValues: rules))
         })

@@ -80,6 +80,14 @@ func objectErrors(_ value: JSONValue, at path: String, rules: [FieldRule]) -> [I
     return errors
 }
 
+/// The same checks with the rules indexed by key (the record types checked most).
+func objectErrors(_ value: JSONValue, at path: String, rules: MemberRules) -> [InstantJSONError] {
+    guard let members = value.objectValue else { return objectErrors(value, at: path, rules: rules.fields) }
+    var errors: [InstantJSONError] = []
+    rules.check(members, at: JSONPath(path), into: &errors)
+    return errors
+}
+
 /// A string value of an open set of the format (types, blend modes, icons, …): values that this
 /// version does not know are kept as they are.
 public protocol WireEnum: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral,

@@ -31,6 +31,8 @@ enum ValueRule: Sendable {
     static let unitInterval = ValueRule.number(minimum: 0, maximum: 1)
     static let point = ValueRule.numbers(count: 2, meaning: "a point [x, y]")
     static let rect = ValueRule.numbers(count: 4, meaning: "a rectangle [left, top, width, height]")
+    /// The members of a version 2 text.
+    static let textMembers: [FieldRule] = [.required("format", .string), .required("value", .string)]
 
     /// Appends what is wrong with `value` to `errors`. The path is rendered only for an error:
     /// most values are fine, and records have many.
@@ -116,9 +118,7 @@ enum ValueRule: Sendable {
             guard let members = value.objectValue else {
                 return wrongType("an object {\"format\": \"plain\" or \"xhtml\", \"value\": string}")
             }
-            FieldRule.check(
-                [.required("format", .string), .required("value", .string)], in: members, at: path(),
-                into: &errors)
+            FieldRule.check(Self.textMembers, in: members, at: path(), into: &errors)
         case .action:
             Action.check(value, at: path(), depth: 0, into: &errors)
         }
@@ -130,10 +130,16 @@ enum ValueRule: Sendable {
 }
 
 /// A member of a JSON object: its key, whether it must be present, and what its value must look like.
-struct FieldRule: Sendable {
-    var key: String
-    var isRequired: Bool
-    var rule: ValueRule
+final class FieldRule: Sendable {
+    let key: String
+    let isRequired: Bool
+    let rule: ValueRule
+
+    init(key: String, isRequired: Bool, rule: ValueRule) {
+        self.key = key
+        self.isRequired = isRequired
+        self.rule = rule
+    }
 
     static func required(_ key: String, _ rule: ValueRule) -> FieldRule {
         FieldRule(key: key, isRequired: true, rule: rule)
@@ -150,16 +156,24 @@ struct FieldRule: Sendable {
         into errors: inout [InstantJSONError]
     ) {
         for field in rules {
-            guard let value = members[field.key] else {
-                if field.isRequired {
-                    errors.append(
-                        InstantJSONError(
-                            code: .missingKey, path: path().appending(key: field.key).rendered,
-                            rule: "required key is missing"))
-                }
-                continue
-            }
-            field.rule.check(value, at: path().appending(key: field.key), into: &errors)
+            check(field, value: members[field.key], at: path(), into: &errors)
         }
+    }
+
+    /// Checks one member's value, `nil` when the object lacks it.
+    static func check(
+        _ field: FieldRule, value: JSONValue?, at path: @autoclosure () -> JSONPath,
+        into errors: inout [InstantJSONError]
+    ) {
+        guard let value else {
+            if field.isRequired {
+                errors.append(
+                    InstantJSONError(
+                        code: .missingKey, path: path().appending(key: field.key).rendered,
+                        rule: "required key is missing"))
+            }
+            return
+        }
+        field.rule.check(value, at: path().appending(key: field.key), into: &errors)
     }
 }
