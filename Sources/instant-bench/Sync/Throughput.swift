@@ -11,7 +11,9 @@ enum Throughput {
         api: BenchAPI, over transport: PushWriter.Transport, writers: Int, changesPerPush: Int
     ) async throws -> Double {
         let document = try await api.newDocument()
-        let pushesPerWriter = changesPerPush == 1 ? 1_000 : 30
+        // About two seconds a phase on the reference machine: shorter phases (3,000 changes a
+        // writer before 2026-11-26) moved by ±15% between runs of one binary.
+        let pushesPerWriter = changesPerPush == 1 ? 2_000 : 150
         var connected: [PushWriter] = []
         do {
             for writer in 0..<writers {
@@ -89,7 +91,7 @@ enum RawSQLite {
                 sql: "CREATE TABLE records (id TEXT PRIMARY KEY, revision INTEGER, content BLOB, updated_at REAL)")
         }
         let content = benchmarkNoteContent
-        let commits = rowsPerCommit == 1 ? 2_000 : 200
+        let commits = rowsPerCommit == 1 ? 20_000 : 1_000
         let start = DispatchTime.now().uptimeNanoseconds
         for commit in 0..<commits {
             try pool.write { db in
