@@ -48,6 +48,8 @@ let package = Package(
         .target(name: "InstantJSON", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // zlib from the system, for FlateDecode.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // SQLite's process-wide settings, which Swift cannot pass to `sqlite3_config`.
+        .systemLibrary(name: "CSQLiteSettings", providers: [.apt(["libsqlite3-dev"])]),
         // Reading PDFs and turning their annotations and form values into Instant JSON.
         .target(
             name: "InstantPDF",
@@ -76,6 +78,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                "CSQLiteSettings",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

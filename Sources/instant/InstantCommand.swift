@@ -1,4 +1,5 @@
 import ArgumentParser
+import InstantServer
 import NIOCore
 import NIOPosix
 
@@ -22,6 +23,7 @@ struct InstantCommand: AsyncParsableCommand {
     static func main() async {
         // On the main thread, before anything has started a task.
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        SQLiteBackend.configureProcess()
         await runAsRoot(Self.self)
     }
 }

@@ -41,7 +41,8 @@ public protocol StorageBackend: Sendable {
     /// The executor the tasks of a layer's group commits prefer, or `nil` for the event loop of the
     /// commit that starts the group (the default). A backend whose statements are answered on an
     /// event loop of its own names that loop's executor, so that a group goes on where its
-    /// statements' answers arrive.
+    /// statements' answers arrive; SQLite names a loop of its own, so that the next group's start
+    /// does not wait behind the server's HTTP work.
     var commitExecutor: (any TaskExecutor)? { get }
 
     /// Throws ``StorageError/Code/backendFailure`` unless the database answers a trivial query now.
