@@ -6,7 +6,7 @@ import InstantJSON
 enum RecordValidation {
     /// The problem with a record, or `nil` if it is acceptable. `path` names the record in messages.
     /// Without a `pageCount`, a page index is checked to be one, not to be on a page of the
-    /// document (``pageRangeProblem(kind:content:pageCount:path:)`` does that later).
+    /// document (``pageRangeProblem(page:pageCount:path:)`` does that later, from ``pageIndex(kind:content:)``).
     static func problem(kind: RecordKind, content: JSONValue, pageCount: Int?, path: String) -> String? {
         guard let object = content.objectValue else { return "\(path): expected an object" }
         let errors: [InstantJSONError]
@@ -42,21 +42,23 @@ enum RecordValidation {
         return nil
     }
 
-    /// For a record that ``problem(kind:content:pageCount:path:)`` accepted without a page count:
-    /// whether its page index is past the document's last page.
-    static func pageRangeProblem(kind: RecordKind, content: JSONValue, pageCount: Int, path: String) -> String? {
-        guard kind == .annotation || kind == .comment, let object = content.objectValue, object["pageIndex"] != nil
-        else { return nil }
-        return pageProblem(object, pageCount: pageCount, path: path)
+    /// The page index of a record that ``problem(kind:content:pageCount:path:)`` accepted without a
+    /// page count, `nil` for a record on no page.
+    static func pageIndex(kind: RecordKind, content: JSONValue) -> Int64? {
+        guard kind == .annotation || kind == .comment else { return nil }
+        return content["pageIndex"]?.integerValue
+    }
+
+    /// Whether a page index is past the document's last page.
+    static func pageRangeProblem(page: Int64, pageCount: Int, path: String) -> String? {
+        guard page >= pageCount else { return nil }
+        return "\(path).pageIndex: \(page) is past the document's last page (it has \(pageCount) pages)"
     }
 
     private static func pageProblem(_ object: [String: JSONValue], pageCount: Int?, path: String) -> String? {
         guard let page = object["pageIndex"]?.integerValue, page >= 0 else {
             return "\(path).pageIndex: expected an integer ≥ 0"
         }
-        if let pageCount, page >= pageCount {
-            return "\(path).pageIndex: \(page) is past the document's last page (it has \(pageCount) pages)"
-        }
-        return nil
+        return pageCount.flatMap { pageRangeProblem(page: page, pageCount: $0, path: path) }
     }
 }

@@ -78,7 +78,7 @@ extension InstantAPI {
             // that its larger read does not hold the layer's lock.
             let apply = {
                 try await self.storage.apply(
-                    documentID: documentID, layer: layer, push: push, reading: Array(planner.referencedIDs),
+                    documentID: documentID, layer: layer, push: push, reading: planner.referencedIDs,
                     deciding: planner.decide,
                     answerReadsChangesAfter: { locked in
                         baseRevision <= locked && locked - baseRevision <= Self.answerInCommitLimit ? baseRevision : nil

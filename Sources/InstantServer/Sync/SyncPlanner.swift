@@ -19,11 +19,16 @@ struct SyncPlanner: Sendable {
     /// transaction checks only the page index against the document's pages), and the record it
     /// stores if it creates one.
     private let prepared: [Prepared?]
+    /// The ids of the stored records the decisions may look at, each once: the records the push
+    /// names, the roots of the threads its comments reply to, and the fields its form values fill.
+    let referencedIDs: [String]
 
     private struct Prepared {
         var problem: String?
         /// The content with the server's fields for a new record, and its JSON.
         var created: (content: JSONValue, json: Data)?
+        /// The page the record is on, checked against the document's pages in the transaction.
+        var page: Int64?
     }
 
     init(
@@ -44,8 +49,11 @@ struct SyncPlanner: Sendable {
             }
             let created = Self.assignServerFields(
                 content, kind: change.kind, previous: nil, stamp: stamp, token: token)
-            return Prepared(created: (created, created.serialized()))
+            return Prepared(
+                created: (created, created.serialized()),
+                page: RecordValidation.pageIndex(kind: change.kind, content: content))
         }
+        referencedIDs = Self.referencedIDs(of: request)
     }
 
     /// What the planner knows about a record: as stored, or as put earlier in the same push.
@@ -61,9 +69,8 @@ struct SyncPlanner: Sendable {
         let pageCount = reader.pageCount ?? 0
         var changes: [RecordChange] = []
         var rejections: [SyncRejection] = []
-        // Every stored record the decisions look at, read at once: the records the push names, the
-        // roots of the threads its comments reply to, and the fields its form values fill.
-        let stored = try await reader.records(ids: Array(referencedIDs))
+        // Every stored record the decisions look at, read at once.
+        let stored = try await reader.records(ids: referencedIDs)
         // Records put or deleted earlier in this push, so later changes see them.
         var overlay: [String: Known] = [:]
 
@@ -105,8 +112,9 @@ struct SyncPlanner: Sendable {
                     continue
                 }
                 if let problem = prepared[index]?.problem
-                    ?? RecordValidation.pageRangeProblem(
-                        kind: change.kind, content: content, pageCount: pageCount, path: "content")
+                    ?? prepared[index]?.page.flatMap({
+                        RecordValidation.pageRangeProblem(page: $0, pageCount: pageCount, path: "content")
+                    })
                 {
                     reject(.invalidRecord, problem)
                     continue
@@ -185,8 +193,7 @@ struct SyncPlanner: Sendable {
         return LayerDecision(changes: changes, outcome: rejections)
     }
 
-    /// The ids of the stored records the decisions may look at.
-    var referencedIDs: Set<String> {
+    private static func referencedIDs(of request: SyncRequest) -> [String] {
         var ids: Set<String> = []
         for change in request.changes {
             ids.insert(change.id)
@@ -196,7 +203,7 @@ struct SyncPlanner: Sendable {
                 ids.insert(FormField.recordID(forName: name))
             }
         }
-        return ids
+        return Array(ids)
     }
 
     /// Why the collaboration permissions refuse a put, or `nil` if they allow it.
