@@ -78,7 +78,9 @@ struct DocumentStateMachineInvariantTests {
         }
         if !wasSyncing, machine.cycle != nil {
             check(posted.contains(.didBeginSyncing), "a starting cycle is announced")
-            check(actions.contains(.sendChanges) || actions.contains(.fetchChanges), "a starting cycle sends a request")
+            check(
+                actions.contains(.sendChanges) || actions.contains(.fetchChanges)
+                    || actions.contains(.fetchAnnouncedChanges), "a starting cycle fetches or sends")
         }
         if wasSyncing, machine.cycle == nil {
             check(ends.count == 1, "an ending cycle is announced exactly once")

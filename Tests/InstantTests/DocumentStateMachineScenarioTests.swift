@@ -261,7 +261,7 @@ struct DocumentStateMachineScenarioTests {
         driver.send(.startListening)
         driver.send(.responseReceived)
         driver.send(.responseApplied(hasLocalChanges: false))
-        #expect(driver.send(.syncRequested(.serverPoke)) == [.post(.didBeginSyncing), .fetchChanges])
+        #expect(driver.send(.syncRequested(.serverPoke)) == [.post(.didBeginSyncing), .fetchAnnouncedChanges])
     }
 
     @Test("Enabling automatic sync again arms the timer for pending changes")
@@ -280,7 +280,7 @@ struct DocumentStateMachineScenarioTests {
         driver.send(.startListening)
         #expect(driver.send(.syncRequested(.serverPoke)).isEmpty)
         driver.send(.responseReceived)
-        #expect(driver.send(.responseApplied(hasLocalChanges: false)) == [.fetchChanges])
+        #expect(driver.send(.responseApplied(hasLocalChanges: false)) == [.fetchAnnouncedChanges])
         #expect(driver.state == .receivingChanges)
         driver.send(.responseReceived)
         #expect(driver.send(.responseApplied(hasLocalChanges: false)) == [.post(.didFinishSyncing)])

@@ -304,7 +304,9 @@ private let specificRows: [Row] = [
     // Listening: a poke starts a cycle at once; failures other than network ones end listening.
     Row(.cleanListening, .localChangeCommitted, .dirty, [.scheduleAutomaticSync(after: oneSecond)]),
     Row(.cleanListening, .syncRequested(.manual), .receivingChanges, [.post(.didBeginSyncing), .fetchChanges]),
-    Row(.cleanListening, .syncRequested(.serverPoke), .receivingChanges, [.post(.didBeginSyncing), .fetchChanges]),
+    Row(
+        .cleanListening, .syncRequested(.serverPoke), .receivingChanges,
+        [.post(.didBeginSyncing), .fetchAnnouncedChanges]),
     // A dropped connection is announced; the listener reconnects by itself after network failures.
     Row(.cleanListening, .listeningFailed(networkError), .clean, [.post(.didFailListening(networkError))]),
     Row(

@@ -30,6 +30,8 @@ final class TestTransport: InstantTransport, @unchecked Sendable {
         var changeMessages = 0
         /// Change messages lost on purpose.
         var lostChangeMessages = 0
+        /// Presence messages: the server sends one once it has registered the listener.
+        var presenceMessages = 0
     }
 
     /// What went through the transport so far.
@@ -125,6 +127,7 @@ final class TestTransport: InstantTransport, @unchecked Sendable {
                 },
                 received: { [weak self] message in
                     guard let self else { return }
+                    if case .presence = message { lock.withLock { counts.presenceMessages += 1 } }
                     if case .changes(_, let answer) = message {
                         let lost = lock.withLock {
                             let lost = losesChangeMessage(answer.revision)

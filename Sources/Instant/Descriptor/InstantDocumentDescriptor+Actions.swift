@@ -12,8 +12,9 @@ extension InstantDocumentDescriptor {
                 downloadGeneration += 1
                 _downloadProgress = nil
             }
-        case .sendChanges: startRequest(sending: true)
-        case .fetchChanges: startRequest(sending: false)
+        case .sendChanges: startRequest(.send)
+        case .fetchChanges: startRequest(.fetch)
+        case .fetchAnnouncedChanges: startRequest(.fetchAnnounced)
         case .applyResponse: applyResponse()
         case .cancelRequest:
             replaceTask(\.requestTask, with: nil) { requestGeneration += 1 }
@@ -169,7 +170,17 @@ extension InstantDocumentDescriptor {
 
     // MARK: Sync requests
 
-    private func startRequest(sending: Bool) {
+    /// What a sync request is for.
+    private enum Request {
+        /// Sends the pending local changes (or fetches when there are none).
+        case send
+        /// Fetches the server's changes.
+        case fetch
+        /// Fetches what the server announced.
+        case fetchAnnounced
+    }
+
+    private func startRequest(_ request: Request) {
         let (generation, jwt) = lock.withLock {
             requestGeneration += 1
             return (requestGeneration, self.jwt)
@@ -183,7 +194,7 @@ extension InstantDocumentDescriptor {
                 guard let jwt else {
                     throw InstantError(.authenticationFailed, "No JWT for this layer; call reauthenticate(withJWT:).")
                 }
-                if sending {
+                if request == .send {
                     // Records may reference attachments made here: the server needs them first.
                     for attachment in try store.attachmentsToUpload(documentID: documentID) {
                         try await transport.uploadAttachment(
@@ -192,13 +203,16 @@ extension InstantDocumentDescriptor {
                         try store.markUploaded(documentID: documentID, id: attachment.id)
                     }
                 }
-                let push = sending ? try store.nextPush(documentID: documentID, layer: layer) : nil
+                let push = request == .send ? try store.nextPush(documentID: documentID, layer: layer) : nil
                 let baseRevision = try store.revision(documentID: documentID, layer: layer)
                 let answer: SyncAnswer
-                if push == nil, let announced = takeAnnouncedChanges(after: baseRevision) {
+                switch push == nil ? takeAnnouncedChanges(after: baseRevision) : .missing {
+                case .changes(let announced):
                     // The listening WebSocket brought the changes: no request.
                     answer = announced
-                } else {
+                case .nothingNew where request == .fetchAnnounced:
+                    answer = SyncAnswer(revision: baseRevision, records: [])
+                case .nothingNew, .missing:
                     let body =
                         push.map { SyncRequestBody(clientID: store.clientID, push: $0) }
                         ?? SyncRequestBody(clientID: store.clientID, baseRevision: baseRevision)

@@ -39,7 +39,10 @@ extension InstantDocumentDescriptor {
                         documentID: documentID, layer: layer, jwt: jwt, since: since)
                     failures = 0
                     deliver(.listeningResumed)
-                    if revision > since, !Task.isCancelled { deliver(.syncRequested(.serverPoke)) }
+                    if revision > since, !Task.isCancelled {
+                        lock.withLock { announcedRevision = max(announcedRevision, revision) }
+                        deliver(.syncRequested(.serverPoke))
+                    }
                 } catch {
                     lock.withLock { listeningSocket = nil }
                     guard !Task.isCancelled, error.code != .cancelled else { return }
@@ -78,30 +81,45 @@ extension InstantDocumentDescriptor {
             lock.withLock {
                 announcedChanges.append((since, answer))
                 announcedChanges.removeFirst(max(0, announcedChanges.count - Self.maxAnnouncedChanges))
+                announcedRevision = max(announcedRevision, answer.revision)
             }
         case .revision(let revision):
             guard revision > local else { return }
+            lock.withLock { announcedRevision = max(announcedRevision, revision) }
+        case .presence:
+            return
         }
         deliver(.syncRequested(.serverPoke))
     }
 
-    /// The announced changes that follow `revision` without a gap, as one pull answer; `nil` when
-    /// there are none (the caller pulls). Changes at or below `revision` are dropped.
-    func takeAnnouncedChanges(after revision: Int64) -> SyncAnswer? {
+    /// What the server announced after a revision.
+    enum Announced {
+        /// Changes that follow the revision without a gap up to the newest announced revision, as
+        /// one pull answer.
+        case changes(SyncAnswer)
+        /// Nothing was announced after the revision: a fetch of the same cycle already took it.
+        case nothingNew
+        /// A newer revision was announced without all the changes that lead to it (a message was
+        /// lost, dropped, or too large to be sent): they are to be pulled.
+        case missing
+    }
+
+    /// Takes the announced changes after `revision` when they lead to the newest announced
+    /// revision; changes at or below `revision` are dropped.
+    func takeAnnouncedChanges(after revision: Int64) -> Announced {
         lock.withLock {
             announcedChanges.removeAll { $0.answer.revision <= revision }
+            guard announcedRevision > revision else { return .nothingNew }
             var reached = revision
             var records: [SyncRecord] = []
-            var taken = 0
             for change in announcedChanges {
-                guard change.since == reached else { break }
+                guard change.since == reached else { return .missing }
                 records += change.answer.records
                 reached = change.answer.revision
-                taken += 1
             }
-            guard taken > 0 else { return nil }
-            announcedChanges.removeFirst(taken)
-            return SyncAnswer(revision: reached, records: records)
+            guard reached >= announcedRevision else { return .missing }
+            announcedChanges.removeAll()
+            return .changes(SyncAnswer(revision: reached, records: records))
         }
     }
 

@@ -40,6 +40,8 @@ public final class InstantDocumentDescriptor: @unchecked Sendable {
     var listeningSocket: ListeningSocket?
     /// Change messages from the listening WebSocket not applied yet, in order.
     var announcedChanges: [(since: Int64, answer: SyncAnswer)] = []
+    /// The newest revision the server announced (change messages, revisions, long-poll answers).
+    var announcedRevision: Int64 = 0
     var _editableDocument: InstantDocument?
     var readOnlyDocuments: [WeakDocument] = []
     /// Posts notifications and delegate calls in order, off the main thread.

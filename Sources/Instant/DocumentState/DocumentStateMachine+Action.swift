@@ -13,6 +13,12 @@ extension DocumentStateMachine {
         case sendChanges
         /// Ask the server for its changes since the last known revision.
         case fetchChanges
+        /// Get the changes the server announced (a poke) since the last known revision: from the
+        /// announcements themselves when they follow that revision up to the newest announced one,
+        /// from the server as ``fetchChanges`` when they do not, and none at all when everything
+        /// announced is already here (another fetch of the cycle took it); then report
+        /// ``Event/responseReceived`` as for a request.
+        case fetchAnnouncedChanges
         /// Apply the response just received to the local store, then report
         /// ``Event/responseApplied(hasLocalChanges:)``.
         case applyResponse

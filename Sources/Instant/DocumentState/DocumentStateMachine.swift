@@ -120,7 +120,7 @@ struct DocumentStateMachine: Sendable {
         var phase: CyclePhase
         /// `stopSyncing(false)` was called: end after the current request.
         var stopsAfterCurrentRequest = false
-        /// The server announced a change during the cycle: fetch once more before ending.
+        /// The server announced a change during the cycle: fetch what it announced before ending.
         var serverChangedMeanwhile = false
     }
 
@@ -537,7 +537,8 @@ extension DocumentStateMachine {
         }
     }
 
-    /// Starts a cycle in a layer that does not sync: send if there are local changes, else fetch.
+    /// Starts a cycle in a layer that does not sync: send if there are local changes, else fetch
+    /// (what the server announced, for a poke).
     private static func beginCycle(_ usable: inout Usable, trigger: SyncTrigger) -> [Action] {
         var actions: [Action] = []
         if case .resting(let timers) = usable.activity {
@@ -549,7 +550,7 @@ extension DocumentStateMachine {
             return actions + [.post(.didBeginSyncing), .sendChanges]
         }
         usable.activity = .syncing(Cycle(phase: .awaitingFetchResponse))
-        return actions + [.post(.didBeginSyncing), .fetchChanges]
+        return actions + [.post(.didBeginSyncing), trigger == .serverPoke ? .fetchAnnouncedChanges : .fetchChanges]
     }
 
     private mutating func responseReceived() -> [Action] {
@@ -586,7 +587,7 @@ extension DocumentStateMachine {
                 cycle.serverChangedMeanwhile = false
                 cycle.phase = .awaitingFetchResponse
                 usable.activity = .syncing(cycle)
-                return [.fetchChanges]
+                return [.fetchAnnouncedChanges]
             }
         }
         // Ends in `dirty` or `clean`, depending on unsynced changes.

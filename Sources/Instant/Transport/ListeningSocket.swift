@@ -10,9 +10,16 @@ enum ListenMessage: Sendable {
     case changes(since: Int64, answer: SyncAnswer)
     /// The layer has reached this revision (the records are to be pulled).
     case revision(Int64)
+    /// The users listening on the layer changed (the server sends it first once the listener is
+    /// registered); the SDK does not show them.
+    case presence
 
-    /// The message in `value`, or `nil` for messages the SDK does not use (presence).
+    /// The message in `value`, or `nil` for messages the SDK does not know.
     init?(_ value: JSONValue) throws(InstantError) {
+        if value["presence"]?.arrayValue != nil {
+            self = .presence
+            return
+        }
         guard let revision = value["revision"]?.intValue else { return nil }
         if let since = value["since"]?.intValue, value["records"] != nil {
             self = .changes(since: Int64(since), answer: try SyncAnswer(value))
