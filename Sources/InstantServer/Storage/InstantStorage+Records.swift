@@ -207,7 +207,8 @@ extension InstantStorage {
     ///    commit's answer, from the changes read in 1 and the group's writes;
     /// 3. every record written, the layer's revision, the push ids and the announcement, at once;
     ///
-    /// and after the commit, the observers and each commit's caller, by the delivery it returns.
+    /// and after the commit, each commit's caller and then the observers, by the delivery it
+    /// returns (a caller's answer does not wait for the change messages of the group).
     /// Commits to one layer follow each other, on every server node, and each takes the revision
     /// after the one before. A group does not lock the layer when its backend offers it and the
     /// layer's last group here found the layer as the one before it here had left it (no other
@@ -236,8 +237,8 @@ extension InstantStorage {
             }
         }
         return {
-            await self.report(group.events, changes: group.changes)
             for deliver in group.deliveries { deliver() }
+            await self.report(group.events, changes: group.changes)
         }
     }
 

@@ -56,7 +56,7 @@ final class LayerCommitQueue: Sendable {
             _ key: LayerKey, _ take: @escaping @Sendable () -> [Job], _ written: @escaping @Sendable () -> Void
         ) async throws -> Delivery
 
-    /// Reports a committed group and delivers its commits' outcomes.
+    /// Delivers a committed group's outcomes and reports the group.
     typealias Delivery = @Sendable () async -> Void
 
     /// Adds a commit to the layer's queue; the first commit of an idle layer starts its group at once.
@@ -122,7 +122,7 @@ final class LayerCommitQueue: Sendable {
     /// transaction, which the database holds until the one before committed (SQLite has one
     /// writer; on PostgreSQL the layer's row lock waits), so that the next group is ready to run
     /// the moment the one before ends instead of after its outcomes went out; it takes its jobs
-    /// then. Groups are reported and delivered one after the other, in order.
+    /// then. Groups are delivered and reported one after the other, in order.
     private func drain(_ key: LayerKey, _ executor: (any TaskExecutor)?, _ transaction: @escaping Transaction) async {
         var delivering: Task<Void, Never>?
         while true {
