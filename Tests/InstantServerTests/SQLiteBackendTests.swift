@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import InstantTesting
 import Testing
 
 @testable import InstantServer
@@ -71,6 +72,36 @@ struct SQLiteBackendTests {
     /// content, a comment's thread root), and a row the database refuses fails the transaction
     /// with SQLite's error: nothing of it is written, and the row before it is not written again
     /// in its place.
+    /// Commits leave their pages in the log; the checkpointer copies them into the database file
+    /// on a connection of its own, while the writer goes on.
+    @Test func theLogIsCopiedIntoTheDatabaseFileBesideTheWriter() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("instant.sqlite").path
+        let backend = try SQLiteBackend(path: path)
+        let fileSize = { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+        let before = fileSize()
+        // 2,048 pages in all, below the pages from which a commit would checkpoint itself.
+        let blob = Data(repeating: 7, count: 64 * 4_096)
+        try await backend.write { transaction in
+            try await #require(transaction as? SQLiteTransaction).run { db in
+                try db.execute(sql: "CREATE TABLE scratch (x BLOB)")
+            }
+        }
+        for _ in 0..<32 {
+            try await backend.write { transaction in
+                try await #require(transaction as? SQLiteTransaction).run { db in
+                    try db.execute(sql: "INSERT INTO scratch VALUES (?)", arguments: [blob])
+                }
+            }
+        }
+        #expect(
+            try await eventually {
+                backend.checkpointer.checkpointCount >= 1 && fileSize() >= before + 32 * blob.count
+            },
+            "checkpoints: \(backend.checkpointer.checkpointCount), file: \(fileSize()) bytes")
+    }
+
     @Test func recordRowsAreWrittenAsTheyAreOrNotAtAll() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

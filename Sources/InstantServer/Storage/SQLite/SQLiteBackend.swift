@@ -5,7 +5,8 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 
-/// The embedded backend: one SQLite database in WAL mode, through a GRDB `DatabasePool`.
+/// The embedded backend: one SQLite database in WAL mode, through a GRDB `DatabasePool`, whose
+/// log is copied into the database file beside the writer (``SQLiteCheckpointer``).
 ///
 /// Write transactions follow each other (SQLite's single writer), so the revision a commit reads
 /// under ``StorageTransaction/layer(documentID:name:forUpdate:)`` is the one it raises; reads run
@@ -13,6 +14,8 @@ import ServiceLifecycle
 public final class SQLiteBackend: StorageBackend {
     let pool: DatabasePool
     let path: String
+    /// Checkpoints the log beside the writer.
+    let checkpointer: SQLiteCheckpointer
 
     /// Opens (creating if needed) the database and migrates its schema.
     /// - Throws: ``StorageError/Code/backendFailure`` when the file cannot be opened or migrated.
@@ -27,9 +30,11 @@ public final class SQLiteBackend: StorageBackend {
             configuration.label = "instant"
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.writerCheckpointPages)")
             }
             pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(pool)
+            checkpointer = try SQLiteCheckpointer(path: path, timingOn: Self.groupCommitLoop.next())
         } catch {
             throw StorageError(
                 .backendFailure,
@@ -80,9 +85,11 @@ public final class SQLiteBackend: StorageBackend {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
         -> T
     {
-        try await run(body) { pool, bridge in
+        let value = try await run(body) { pool, bridge in
             pool.asyncWrite({ db in try bridge.serve(db) }, completion: { _, result in bridge.ended(result) })
         }
+        checkpointer.committed()
+        return value
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws

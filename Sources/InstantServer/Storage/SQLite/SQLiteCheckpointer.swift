@@ -1,0 +1,57 @@
+import Dispatch
+import GRDB
+import NIOCore
+import Synchronization
+
+/// Copies a database's write-ahead log into the database file on a connection of its own, beside
+/// the writer.
+///
+/// SQLite's automatic checkpoint runs inside the commit that leaves a thousand pages in the log:
+/// that commit copies them and syncs the database file before it returns, and the writer's next
+/// transaction (in a layer's group commits, every push behind it) waits for it. Here, a commit
+/// asks for a passive checkpoint ``delay`` later, unless one is asked for or running already; it
+/// runs on a background queue while the writer goes on, and so do readers. One that fails, or
+/// cannot copy everything because a reader still uses the log, leaves the rest to the next.
+///
+/// The log starts again from its beginning only when a write begins with all of it copied, which a
+/// writer that never pauses may not give a checkpoint beside it. So the backend keeps SQLite's own
+/// checkpoint for a log that reaches ``writerCheckpointPages`` pages: that commit copies what is
+/// left, and the log starts again.
+final class SQLiteCheckpointer: Sendable {
+    /// How long after a commit its checkpoint runs: the commits meanwhile share it.
+    static let delay = TimeAmount.milliseconds(10)
+    /// The log's pages from which a commit checkpoints itself (SQLite's `wal_autocheckpoint`): 16 MiB
+    /// in pages of 4 KiB, where SQLite's default is 1,000 pages.
+    static let writerCheckpointPages = 4_000
+
+    private let connection: DatabaseQueue
+    private let loop: any EventLoop
+    /// Whether a checkpoint is asked for or running.
+    private let isPending = Atomic<Bool>(false)
+    private let checkpoints = Atomic<Int>(0)
+
+    /// Opens the checkpoints' connection to the database at `path`, which is in WAL mode; `loop`
+    /// times them.
+    init(path: String, timingOn loop: any EventLoop) throws {
+        connection = try DatabaseQueue(path: path)
+        self.loop = loop
+    }
+
+    /// How many checkpoints ran.
+    var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
+
+    /// A write transaction committed.
+    func committed() {
+        guard !isPending.exchange(true, ordering: .acquiring) else { return }
+        loop.scheduleTask(in: Self.delay) {
+            DispatchQueue.global(qos: .utility).async { self.checkpoint() }
+        }
+    }
+
+    private func checkpoint() {
+        // A failure leaves the pages in the log, for the next checkpoint.
+        _ = try? connection.writeWithoutTransaction { try $0.checkpoint(.passive) }
+        checkpoints.add(1, ordering: .relaxed)
+        isPending.store(false, ordering: .releasing)
+    }
+}
