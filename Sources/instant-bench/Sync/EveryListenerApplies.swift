@@ -166,7 +166,9 @@ enum EveryListenerApplies {
                         "clientId": .string("listener\(index)"), "baseRevision": .integer(await state.baseRevision),
                     ]
                     await recorder.countPull()
-                    guard let revision = try? await api.syncRevision(document: document, token: token, body: body)
+                    guard
+                        let revision = try? await api.syncRevision(
+                            document: document, token: token, body: body.serializedString())
                     else { return }
                     again = await state.pulled(revision, at: DispatchTime.now().uptimeNanoseconds, recorder: recorder)
                 }
@@ -208,7 +210,7 @@ enum EveryListenerApplies {
             let sent = DispatchTime.now().uptimeNanoseconds
             if let writerSocket {
                 let id = JSONValue.integer(Int64(round))
-                writerSocket.send(JSONValue.object(["requestId": id, "sync": body]).serializedString())
+                writerSocket.send(#"{"requestId":\#(round),"sync":\#(body)}"#)
                 let answer = await answers.answer(to: id)
                 guard answer["answer"]?["rejected"] == [] else {
                     throw BenchmarkError("The push on the WebSocket was not applied: \(answer.serializedString())")

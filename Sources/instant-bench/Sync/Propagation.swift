@@ -94,7 +94,7 @@ enum Propagation {
                             let body: JSONValue = ["clientId": "b", "baseRevision": .integer(await pulled.value)]
                             guard
                                 let reply = try? await listenerAPI.sync(
-                                    document: document, token: readerToken, body: body),
+                                    document: document, token: readerToken, body: body.serializedString()),
                                 let revision = reply["revision"]?.intValue.map(Int64.init)
                             else { continue }
                             await pulled.set(revision)

@@ -1,5 +1,4 @@
 import Foundation
-import InstantJSON
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -33,8 +32,8 @@ final class PushWriter: Sendable {
         var client: String
         var changesPerPush: Int
 
-        /// The body of push `pushID` from revision `base`.
-        func body(pushID: Int64, base: Int64) -> JSONValue {
+        /// The body of push `pushID` from revision `base`, as JSON text.
+        func body(pushID: Int64, base: Int64) -> String {
             let ids = (0..<changesPerPush).map { "\(client)-\(pushID)-\($0)" }
             return notePush(client: client, pushID: pushID, base: base, ids: ids)
         }
@@ -125,7 +124,7 @@ private struct PushSequence {
     var pendingPushID: Int64 { nextPushID - 1 }
 
     /// Starts `count` pushes; returns the body of the first.
-    mutating func start(count: Int, done: EventLoopPromise<Void>) -> JSONValue? {
+    mutating func start(count: Int, done: EventLoopPromise<Void>) -> String? {
         guard self.done == nil else {
             done.fail(BenchmarkError("A writer was asked for pushes while it was still pushing."))
             return nil
@@ -145,7 +144,7 @@ private struct PushSequence {
 
     /// The pending push was answered at `revision`; returns the body of the next push, or `nil`
     /// when the writer is done.
-    mutating func answered(revision: Int64) -> JSONValue? {
+    mutating func answered(revision: Int64) -> String? {
         deadline?.cancel()
         deadline = nil
         self.revision = revision
@@ -182,7 +181,7 @@ private struct PushSequence {
         done.fail(error)
     }
 
-    private mutating func next() -> JSONValue {
+    private mutating func next() -> String {
         defer { nextPushID += 1 }
         return pushes.body(pushID: nextPushID, base: revision)
     }
@@ -211,8 +210,8 @@ private protocol PushWire {
     associatedtype Outbound
     /// The connection's name in errors.
     var name: String { get }
-    /// The parts that send push `pushID`.
-    func parts(of push: JSONValue, pushID: Int64) -> [Outbound]
+    /// The parts that send push `pushID`, whose body is `push`.
+    func parts(of push: String, pushID: Int64) -> [Outbound]
     /// What an incoming part says, `pendingPushID` being the push that waits for its answer.
     /// - Throws: When it says the push failed.
     mutating func read(_ part: Inbound, pendingPushID: Int64) throws -> Heard<Outbound>
@@ -242,7 +241,7 @@ private final class PushHandler<Wire: PushWire>: ChannelInboundHandler, PushLoop
         if let push = sequence.start(count: count, done: done) { send(push) }
     }
 
-    private func send(_ push: JSONValue) {
+    private func send(_ push: String) {
         guard let context else { return }
         for part in wire.parts(of: push, pushID: sequence.pendingPushID) {
             context.write(wrapOutboundOut(part), promise: nil)
@@ -304,8 +303,8 @@ private struct HTTPPushWire: PushWire {
             ])
     }
 
-    func parts(of push: JSONValue, pushID: Int64) -> [HTTPClientRequestPart] {
-        let body = ByteBuffer(string: push.serializedString())
+    func parts(of push: String, pushID: Int64) -> [HTTPClientRequestPart] {
+        let body = ByteBuffer(string: push)
         var head = self.head
         head.headers.add(name: "Content-Length", value: "\(body.readableBytes)")
         return [.head(head), .body(.byteBuffer(body)), .end(nil)]
@@ -369,9 +368,8 @@ private struct WebSocketPushWire: PushWire {
         try channel.pipeline.syncOperations.addHandler(request, name: UpgradeRequest.name)
     }
 
-    func parts(of push: JSONValue, pushID: Int64) -> [WebSocketFrame] {
-        let message: JSONValue = ["requestId": .integer(pushID), "sync": push]
-        let text = ByteBuffer(string: message.serializedString())
+    func parts(of push: String, pushID: Int64) -> [WebSocketFrame] {
+        let text = ByteBuffer(string: #"{"requestId":\#(pushID),"sync":\#(push)}"#)
         return [WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: text)]
     }
 
