@@ -41,6 +41,14 @@ struct SupportTests {
         #expect(InstantDate.string(from: Date(timeIntervalSince1970: 1_530_625_983)) == "2018-07-03T13:53:03Z")
         #expect(InstantDate.string(from: Date(timeIntervalSince1970: 1_530_625_983.25)) == "2018-07-03T13:53:03.250Z")
         #expect(InstantDate.string(from: Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59Z")
+        // Every part padded to its width, milliseconds included; years before 1000 too.
+        #expect(InstantDate.string(from: Date(timeIntervalSince1970: 946_688_461.005)) == "2000-01-01T01:01:01.005Z")
+        #expect(InstantDate.string(from: Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
+        // Formatting and parsing agree.
+        for seconds in [0, 1_709_164_800.999, 4_102_444_799.5] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(InstantDate.parse(InstantDate.string(from: date)) == date)
+        }
     }
 
     @Test func attachmentsAreKeyedBySHA256() throws {

@@ -71,15 +71,34 @@ public enum InstantDate {
         let hour = Int(secondsOfDay / 3600)
         let minute = Int(secondsOfDay % 3600 / 60)
         let second = Int(secondsOfDay % 60)
-        var result =
-            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))"
-        if millisecond != 0 { result += ".\(pad(millisecond, 3))" }
-        return result + "Z"
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        // Written digit by digit into one buffer: every pushed record carries a date, and
+        // formatting each part as a string of its own cost more than the rest of this.
+        var text: [UInt8] = []
+        text.reserveCapacity(24)
+        func write(_ value: Int, digits width: Int, after separator: UInt8? = nil) {
+            if let separator { text.append(separator) }
+            var value = value
+            if value < 0 {
+                text.append(UInt8(ascii: "-"))
+                value = -value
+            }
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            while value / 10 >= divisor { divisor *= 10 }
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        write(year, digits: 4)
+        write(month, digits: 2, after: UInt8(ascii: "-"))
+        write(day, digits: 2, after: UInt8(ascii: "-"))
+        write(hour, digits: 2, after: UInt8(ascii: "T"))
+        write(minute, digits: 2, after: UInt8(ascii: ":"))
+        write(second, digits: 2, after: UInt8(ascii: ":"))
+        if millisecond != 0 { write(millisecond, digits: 3, after: UInt8(ascii: ".")) }
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func number(_ bytes: [UInt8], _ start: Int, _ length: Int) -> Int? {

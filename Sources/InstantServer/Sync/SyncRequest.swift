@@ -60,15 +60,15 @@ struct SyncRequest: Sendable {
                     + "(--max-changes-per-push); send them in several pushes."
             )
         }
-        changes = try list.enumerated().map { index, item throws(APIError) in
-            try Self.change(item, path: "changes[\(index)]")
-        }
+        changes = try list.enumerated().map { index, item throws(APIError) in try Self.change(item, index: index) }
         if !changes.isEmpty, pushID == nil {
             throw .badRequest("pushId: a push with changes needs a pushId, so that a retry is not applied twice.")
         }
     }
 
-    private static func change(_ item: JSONValue, path: String) throws(APIError) -> Change {
+    private static func change(_ item: JSONValue, index: Int) throws(APIError) -> Change {
+        // Named in errors only: a push carries up to thousands of changes.
+        var path: String { "changes[\(index)]" }
         guard item.objectValue != nil else { throw .badRequest("\(path): expected an object {op, kind, id, ...}.") }
         guard let kindName = item["kind"]?.stringValue, case let kind = RecordKind(rawValue: kindName),
             pushableKinds.contains(kind)
