@@ -68,10 +68,6 @@ struct SQLiteBackendTests {
         #expect(exists == false, "the failed transaction rolled back")
     }
 
-    /// A group's records go to the database with every column as it was (nulls, an empty
-    /// content, a comment's thread root), and a row the database refuses fails the transaction
-    /// with SQLite's error: nothing of it is written, and the row before it is not written again
-    /// in its place.
     /// Commits leave their pages in the log; the checkpointer copies them into the database file
     /// on a connection of its own, while the writer goes on.
     @Test func theLogIsCopiedIntoTheDatabaseFileBesideTheWriter() async throws {
@@ -102,6 +98,10 @@ struct SQLiteBackendTests {
             "checkpoints: \(backend.checkpointer.checkpointCount), file: \(fileSize()) bytes")
     }
 
+    /// A group's records go to the database with every column as it was (nulls, an empty
+    /// content, a comment's thread root), and a row the database refuses fails the transaction
+    /// with SQLite's error: nothing of it is written, and the row before it is not written again
+    /// in its place.
     @Test func recordRowsAreWrittenAsTheyAreOrNotAtAll() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

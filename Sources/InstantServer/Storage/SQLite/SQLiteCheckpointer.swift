@@ -11,8 +11,8 @@ import Synchronization
 /// transaction (in a layer's group commits, every push behind it) waits for it. Here, a commit
 /// asks for a passive checkpoint ``delay`` later, unless one is asked for already (a commit during
 /// a checkpoint asks for the next, which starts when it ends); it runs on a background queue while
-/// the writer goes on, and so do readers. One that fails, or
-/// cannot copy everything because a reader still uses the log, leaves the rest to the next.
+/// the writer goes on, and so do readers. One that fails, or cannot copy everything because a
+/// reader still uses the log, leaves the rest to the next.
 ///
 /// The log starts again from its beginning only when a write begins with all of it copied, which a
 /// writer that never pauses may not give a checkpoint beside it. So the backend keeps SQLite's own
