@@ -25,6 +25,10 @@ private struct Parser {
     let bytes: [UInt8]
     var index = 0
     var depth = 0
+    /// The members of the objects being parsed, innermost last: an object's members are gathered
+    /// here and put in a dictionary made at its final size, which hashes each key once (a
+    /// dictionary grown member by member hashes its keys again at every growth).
+    var pendingMembers: [(key: String, value: JSONValue)] = []
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -107,13 +111,14 @@ private struct Parser {
     mutating func parseObject() throws(InstantJSONError) -> JSONValue {
         try enterNesting()
         index += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(members)
+            return .object([:])
         }
+        let start = pendingMembers.count
+        // On a failure the whole parse ends, so what is pending is left as it is.
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input inside an object") }
@@ -125,7 +130,8 @@ private struct Parser {
             }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            let value = try parseValue()
+            pendingMembers.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input inside an object") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -135,10 +141,21 @@ private struct Parser {
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
                 depth -= 1
-                return .object(members)
+                return .object(takeMembers(from: start))
             }
             throw failure("expected ',' or '}' in an object")
         }
+    }
+
+    /// Takes the pending members from `start` on into a dictionary; of a key given twice, the
+    /// last value counts.
+    mutating func takeMembers(from start: Int) -> [String: JSONValue] {
+        var members = [String: JSONValue](minimumCapacity: pendingMembers.count - start)
+        for index in start..<pendingMembers.count {
+            members[pendingMembers[index].key] = pendingMembers[index].value
+        }
+        pendingMembers.removeSubrange(start...)
+        return members
     }
 
     mutating func parseArray() throws(InstantJSONError) -> JSONValue {

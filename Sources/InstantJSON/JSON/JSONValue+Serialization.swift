@@ -40,8 +40,12 @@ extension JSONValue {
                 value.write(into: &output, sortedKeys: sortedKeys)
             }
             if sortedKeys {
-                for (position, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                    write(member.key, member.value, first: position == 0)
+                // The positions of the members are sorted, not the members: no copy of each value.
+                let keys = members.keys
+                var order = Array(keys.indices)
+                order.sort { keys[$0] < keys[$1] }
+                for (position, index) in order.enumerated() {
+                    write(keys[index], members.values[index], first: position == 0)
                 }
             } else {
                 for (position, member) in members.enumerated() {
@@ -66,21 +70,32 @@ extension JSONValue {
     public static func needsEscaping(_ value: String) -> Bool {
         var value = value
         // A native string's bytes are contiguous: checked as a buffer, not index by index.
-        return value.withUTF8 { bytes in
-            bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        }
+        return value.withUTF8 { $0.contains(where: mustEscape) }
+    }
+
+    /// Whether a JSON string must escape `byte`: `"`, `\\` or a control character.
+    private static func mustEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     /// Appends `value` as a JSON string (quoted, with `"`, `\\` and control characters escaped)
     /// to `output`, for callers that write JSON by hand around values they already hold as bytes.
     public static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        defer { output.append(UInt8(ascii: "\"")) }
-        // Most strings (ids, names, kinds) need no escape: copied whole.
-        guard needsEscaping(value) else {
-            output.append(contentsOf: value.utf8)
-            return
+        var value = value
+        // A native string's bytes are contiguous: most strings (ids, names, kinds) need no escape
+        // and are copied whole.
+        let isPlain = value.withUTF8 { bytes in
+            guard !bytes.contains(where: mustEscape) else { return false }
+            output.append(contentsOf: bytes)
+            return true
         }
+        if !isPlain { writeEscaped(value, into: &output) }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the bytes of `value` with `"`, `\\` and control characters escaped.
+    private static func writeEscaped(_ value: String, into output: inout [UInt8]) {
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

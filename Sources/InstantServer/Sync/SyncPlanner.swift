@@ -265,6 +265,9 @@ struct SyncPlanner: Sendable {
         _ content: JSONValue, kind: RecordKind, previous: JSONValue?, stamp: JSONValue, token: ClientToken
     ) -> JSONValue {
         guard kind == .annotation || kind == .comment, case .object(var object) = content else { return content }
+        // Room for the fields at once: the copy of the client's members is then made at its final
+        // size, instead of copied and grown (every key hashed again) by the first new field.
+        object.reserveCapacity(object.count + 3)
         object["updatedAt"] = stamp
         object["createdAt"] = previous?["createdAt"] ?? object["createdAt"] ?? stamp
         // The creator's name stays the creator's: an edit keeps it; a creation takes the token's.
