@@ -57,11 +57,12 @@ enum PostgresSync {
             var line = String(
                 format: "throughput, 1-change pushes %@, %d writers, one layer: %.0f changes/s "
                     + "(raw PostgreSQL %.0f single-row commits/s from %d connections: %.0f%%",
-                transport, writers, rate, raw, writers, rate / raw * 100)
+                transport, writers, rate.perSecond, raw, writers, rate.perSecond / raw * 100)
             if let pgbench {
-                line += String(format: "; pgbench %.0f from %d clients: %.0f%%", pgbench, writers, rate / pgbench * 100)
+                line += String(
+                    format: "; pgbench %.0f from %d clients: %.0f%%", pgbench, writers, rate.perSecond / pgbench * 100)
             }
-            print(line + ")")
+            print(line + ")" + rate.processorCost(against: Throughput.Rate(perSecond: raw), floor: "PostgreSQL"))
         }
         if pgbench == nil {
             print(

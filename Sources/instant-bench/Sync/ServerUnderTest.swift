@@ -72,6 +72,19 @@ struct ServerUnderTest {
         return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
     }
 
+    /// The processor time the server has used since it started (user and system, all threads), in
+    /// seconds, from /proc; `nil` without its process id.
+    func processorTime() -> Double? {
+        guard let processID,
+            let stat = try? String(contentsOfFile: "/proc/\(processID)/stat", encoding: .utf8),
+            let afterName = stat.lastIndex(of: ")")
+        else { return nil }
+        // After "pid (name) ", fields 3 on: utime and stime are fields 14 and 15, in clock ticks.
+        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// Stops a server this benchmark started and removes its data.
     func stop() {
         guard let process else { return }

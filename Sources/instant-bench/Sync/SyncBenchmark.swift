@@ -130,7 +130,8 @@ struct SyncBenchmark: AsyncParsableCommand {
                     String(
                         format: "throughput, %3d-change pushes %@, %d writers: %.0f changes/s "
                             + "(raw SQLite %.0f rows/s: %.0f%%)",
-                        batch, transport, writers, rate, raw, rate / raw * 100))
+                        batch, transport, writers, rate.perSecond, raw.perSecond, rate.perSecond / raw.perSecond * 100)
+                        + rate.processorCost(against: raw, floor: "raw SQLite"))
             }
         }
 
