@@ -86,10 +86,30 @@ public final class SQLiteBackend: StorageBackend {
         -> T
     {
         let value = try await run(body) { pool, bridge in
-            pool.asyncWrite({ db in try bridge.serve(db) }, completion: { _, result in bridge.ended(result) })
+            pool.asyncWriteWithoutTransaction { db in
+                bridge.ended(Result { try Self.inWriteTransaction(db, bridge.serve) })
+            }
         }
         checkpointer.committed()
         return value
+    }
+
+    /// Runs `body` in an immediate transaction: commits when it returns, rolls back when it throws.
+    ///
+    /// As GRDB's `inTransaction` does, with `BEGIN` and `COMMIT` prepared once per connection:
+    /// GRDB prepares them again for every transaction, which was a tenth of the writer's time in
+    /// the 1-change throughput benchmark (small transactions, one after the other).
+    static func inWriteTransaction(_ db: Database, _ body: (Database) throws -> Void) throws {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        do {
+            try body(db)
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+        } catch {
+            // SQLite may have ended the transaction itself (a failed COMMIT, or an error that rolls
+            // back); the first error is the one to report.
+            if db.isInsideTransaction { try? db.rollback() }
+            throw error
+        }
     }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any StorageTransaction) async throws -> T) async throws
