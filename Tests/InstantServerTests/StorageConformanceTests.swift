@@ -328,14 +328,17 @@ struct StorageConformanceTests {
     }
 
     /// Pushes sent at once share group transactions: a push retried while the first copy waits is
-    /// applied once, each client's push ids are kept, and every applied push has its own revision.
+    /// applied once, each client's push ids are kept (per user: the clients share a client id, one
+    /// of them anonymous), and every applied push has its own revision.
     @Test(arguments: StorageKind.available) func pushesCommittedTogetherStayExactlyOnce(_ kind: StorageKind)
         async throws
     {
         let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        let clients = (0..<4).map { ClientIdentity(userID: "user-\($0)", clientID: "c") }
+        let clients =
+            [ClientIdentity(userID: nil, clientID: "c")]
+            + (1..<4).map { ClientIdentity(userID: "user-\($0)", clientID: "c") }
         let results = try await withThrowingTaskGroup(of: (Int, CommitResult).self) { group in
             for (index, client) in clients.enumerated() {
                 // Each client's push 1, sent three times at once.
@@ -360,12 +363,14 @@ struct StorageConformanceTests {
         for client in clients {
             #expect(try await storage.lastPushID(documentID: "d", layer: "", client: client) == 1)
         }
-        // A later retry is found in the stored push state.
-        let late = try await storage.apply(
-            [.put(Self.annotation("late"))], documentID: "d", layer: "",
-            push: ClientPush(client: clients[0], pushID: 1),
-            onConditionFailure: .skipChange)
-        #expect(late.isDuplicatePush)
+        // Later retries are found in the stored push state, the anonymous client's and a user's.
+        for client in clients[0...1] {
+            let late = try await storage.apply(
+                [.put(Self.annotation("late"))], documentID: "d", layer: "",
+                push: ClientPush(client: client, pushID: 1),
+                onConditionFailure: .skipChange)
+            #expect(late.isDuplicatePush)
+        }
         let next = try await storage.apply(
             [.put(Self.annotation("next"))], documentID: "d", layer: "",
             push: ClientPush(client: clients[0], pushID: 2),

@@ -3,12 +3,12 @@ import GRDB
 import GRDBSQLite
 
 /// Runs one prepared statement per row with the row's values bound straight to SQLite: the
-/// statements that write a group's records.
+/// statements that write a group's records, its client push ids and its revision.
 ///
 /// GRDB's `execute(arguments:)` wraps each value of each row in an existential and an array of
 /// database values before it binds them; for a 100-change push's rows that cost more than the
 /// SQLite insert itself (a profile of the 100-change throughput benchmark). The statement stays
-/// GRDB's cached statement: only its execution skips GRDB, inside a transaction that GRDB opened.
+/// GRDB's cached statement: only its execution skips GRDB, inside the writer's transaction.
 struct SQLiteRowWriter {
     private let statement: Statement
     private let database: Database

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import InstantJSON
 
 extension SQLiteTransaction {
     func layers(documentID: String) async throws -> [StoredLayer] {
@@ -109,15 +110,29 @@ extension SQLiteTransaction {
         try await run { db in try Self.lastPushID(db, documentID: documentID, layer: layer, client: client) }
     }
 
-    /// The last push ids of several clients in one hop to GRDB's queue.
+    /// The last push ids of several clients, in one statement (the clients as one JSON array of
+    /// `[userScope, clientID]` pairs, each looked up in the primary key): a group's clients cost a
+    /// statement each before.
     func lastPushIDs(documentID: String, layer: String, clients: [ClientIdentity]) async throws
         -> [ClientIdentity: Int64]
     {
         guard !clients.isEmpty else { return [:] }
+        let pairs = JSONValue.array(clients.map { [.string($0.userScope), .string($0.clientID)] }).serializedString()
         return try await run { db in
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT user_scope, client_id, push_id FROM client_pushes
+                        WHERE document_id = ? AND layer = ? AND (user_scope, client_id) IN (
+                            SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+                        """),
+                arguments: [documentID, layer, pairs])
+            var stored: [[String]: Int64] = [:]
+            while let row = try rows.next() { stored[[row[0], row[1]]] = row[2] }
+            // Keyed by the clients as asked for (a scope of "" is the anonymous user's).
             var found: [ClientIdentity: Int64] = [:]
             for client in clients {
-                found[client] = try Self.lastPushID(db, documentID: documentID, layer: layer, client: client)
+                if let pushID = stored[[client.userScope, client.clientID]] { found[client] = pushID }
             }
             return found
         }
@@ -140,13 +155,26 @@ extension SQLiteTransaction {
         try await upsert(rows, documentID: documentID, layer: layer)
         guard revision != nil || !pushes.isEmpty else { return }
         try await run { db in
+            // Bound straight to SQLite, as the records are: these run for every group.
             if let revision {
-                try db.cachedStatement(sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?")
-                    .execute(arguments: [revision, documentID, layer])
+                try SQLiteRowWriter(db, sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?")
+                    .write { values in
+                        values.append(revision)
+                        values.append(documentID)
+                        values.append(layer)
+                    }
             }
+            guard !pushes.isEmpty else { return }
+            let writer = try SQLiteRowWriter(db, sql: Self.setLastPushIDSQL)
             for push in pushes {
-                try Self.setLastPushID(
-                    db, push.pushID, documentID: documentID, layer: layer, client: push.client, revision: push.revision)
+                try writer.write { values in
+                    values.append(documentID)
+                    values.append(layer)
+                    values.append(push.client.userScope)
+                    values.append(push.client.clientID)
+                    values.append(push.pushID)
+                    values.append(push.revision)
+                }
             }
         }
     }
@@ -168,11 +196,14 @@ extension SQLiteTransaction {
     private static func setLastPushID(
         _ db: Database, _ pushID: Int64, documentID: String, layer: String, client: ClientIdentity, revision: Int64
     ) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [documentID, layer, client.userScope, client.clientID, pushID, revision])
+        try db.cachedStatement(sql: setLastPushIDSQL)
+            .execute(arguments: [documentID, layer, client.userScope, client.clientID, pushID, revision])
     }
+
+    /// Sets a client's last push id: the values are the document, the layer, the user scope, the
+    /// client id, the push id and the revision.
+    private static let setLastPushIDSQL = """
+        INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+        VALUES (?, ?, ?, ?, ?, ?)
+        """
 }
