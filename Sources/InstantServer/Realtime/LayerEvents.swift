@@ -320,19 +320,25 @@ public actor LayerEvents {
     /// What a listener should know now; with `seen`, the revision a listener that receives records
     /// has, the change messages after it too.
     public func state(of layer: Layer, listener id: UUID, changesAfter seen: Int64? = nil) -> State {
-        let current = presence[layer]
-        var changes: [ChangeMessage] = []
+        var state = sharedState(of: layer)
         if let seen {
             listeners[id]?.recordsSeen = seen
-            changes = changeLogs[layer]?.messages(after: seen) ?? []
+            state.changes = changeLogs[layer]?.messages(after: seen) ?? []
         }
+        state.isRevoked = listeners[id]?.isRevoked ?? false
+        return state
+    }
+
+    /// What every listener of a layer is told alike: its revision and presence (not revoked, no
+    /// change messages).
+    private func sharedState(of layer: Layer) -> State {
+        let current = presence[layer]
         return State(
             revision: revisions[layer],
             presence: current?.entries ?? [],
             presenceVersion: current?.version ?? 0,
             presenceMessage: current?.message ?? PublishedPresence.message(of: []),
-            isRevoked: listeners[id]?.isRevoked ?? false,
-            changes: changes
+            isRevoked: false
         )
     }
 
@@ -455,8 +461,11 @@ public actor LayerEvents {
     }
 
     private func wakeAll(on layer: Layer) {
+        guard let ids = listenersByLayer[layer] else { return }
         var notifications = Notifications()
-        for id in listenersByLayer[layer] ?? [] { wake(id, into: &notifications) }
+        // What the listeners share is looked up once, not once per listener.
+        let (shared, log) = (sharedState(of: layer), changeLogs[layer])
+        for id in ids { wake(id, shared: shared, log: log, into: &notifications) }
         notifications.send()
     }
 
@@ -480,17 +489,25 @@ public actor LayerEvents {
     /// Wakes a listener: a signal, or its state (its change messages after the last revision it
     /// read or was notified of, which becomes the last one it was notified of).
     private func wake(_ id: UUID, into notifications: inout Notifications) {
-        guard let listener = listeners[id] else { return }
-        switch listener.wake {
+        guard let layer = listeners[id]?.layer else { return }
+        wake(id, shared: sharedState(of: layer), log: changeLogs[layer], into: &notifications)
+    }
+
+    /// Wakes a listener of the layer whose shared state and change log are given. The listener is
+    /// read and updated where it is stored, not copied out (it holds a dozen references).
+    private func wake(_ id: UUID, shared: State, log: ChangeLog?, into notifications: inout Notifications) {
+        guard let index = listeners.index(forKey: id) else { return }
+        switch listeners.values[index].wake {
         case .signal(let signal):
             signal()
         case .notify(let loop, let notify):
-            var state = state(of: listener.layer, listener: id)
-            if let seen = listener.recordsSeen {
+            var state = shared
+            state.isRevoked = listeners.values[index].isRevoked
+            if let seen = listeners.values[index].recordsSeen {
                 // The listener may have been told a later revision than the actor knows (by an
                 // answer, or a revision without records): it picks what follows its own.
-                state.changes = Array(changeLogs[listener.layer]?.messages(newerThan: seen) ?? [])
-                if let last = state.changes.last?.revision { listeners[id]?.recordsSeen = last }
+                state.changes = Array(log?.messages(newerThan: seen) ?? [])
+                if let last = state.changes.last?.revision { listeners.values[index].recordsSeen = last }
             }
             notifications.add(state, to: notify, on: loop)
         }
