@@ -164,16 +164,36 @@ public actor LayerEvents {
     /// layer's listeners that receive records, and the listeners wake up.
     func recordsCommitted(_ messages: [(Layer, ChangeMessage)]) {
         var newest: [Layer: Int64] = [:]
+        // The oldest revision a layer's listeners that receive records have, once per layer (a
+        // group's commits come one message each).
+        var oldestSeen: [Layer: Int64?] = [:]
         for (layer, message) in messages {
             newest[layer] = max(newest[layer] ?? message.revision, message.revision)
-            guard let listening = listenersByLayer[layer] else { continue }
-            let seen = listening.compactMap { listeners[$0]?.recordsSeen }
-            guard let oldest = seen.min() else { continue }
+            let oldest: Int64?
+            if let known = oldestSeen[layer] {
+                oldest = known
+            } else {
+                oldest = oldestRecordsSeen(on: layer)
+                oldestSeen[layer] = oldest
+            }
+            guard let oldest else { continue }
             changeLogs[layer, default: ChangeLog()].append(
                 message, after: oldest, maximumBytes: ChangeLog.retainedMessageSizes * limits.maximumChangeMessageSize)
         }
         // A group's commits wake each listener once, with all their change messages.
         for (layer, revision) in newest { revisionChanged(layer, to: revision) }
+    }
+
+    /// The oldest revision the listeners of `layer` that receive records have, if any does.
+    private func oldestRecordsSeen(on layer: Layer) -> Int64? {
+        var oldest: Int64?
+        for id in listenersByLayer[layer] ?? [] {
+            guard let index = listeners.index(forKey: id), let seen = listeners.values[index].recordsSeen else {
+                continue
+            }
+            oldest = min(oldest ?? seen, seen)
+        }
+        return oldest
     }
 
     /// Reports that a layer was deleted (or its document): its revision and recent changes are
