@@ -97,8 +97,8 @@ public final class SQLiteBackend: StorageBackend {
     /// Runs `body` in an immediate transaction: commits when it returns, rolls back when it throws.
     ///
     /// As GRDB's `inTransaction` does, with `BEGIN` and `COMMIT` prepared once per connection:
-    /// GRDB prepares them again for every transaction, which was a tenth of the writer's time in
-    /// the 1-change throughput benchmark (small transactions, one after the other).
+    /// GRDB prepares them again for every transaction, about a tenth of the writer's samples in the
+    /// 1-change throughput benchmark (small transactions, one after the other).
     static func inWriteTransaction(_ db: Database, _ body: (Database) throws -> Void) throws {
         try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
         do {

@@ -142,7 +142,9 @@ extension SQLiteTransaction {
         async throws
     {
         try await run { db in
-            try Self.setLastPushID(db, pushID, documentID: documentID, layer: layer, client: client, revision: revision)
+            try Self.setLastPushID(
+                with: SQLiteRowWriter(db, sql: Self.setLastPushIDSQL), pushID, documentID: documentID, layer: layer,
+                client: client, revision: revision)
         }
     }
 
@@ -167,14 +169,9 @@ extension SQLiteTransaction {
             guard !pushes.isEmpty else { return }
             let writer = try SQLiteRowWriter(db, sql: Self.setLastPushIDSQL)
             for push in pushes {
-                try writer.write { values in
-                    values.append(documentID)
-                    values.append(layer)
-                    values.append(push.client.userScope)
-                    values.append(push.client.clientID)
-                    values.append(push.pushID)
-                    values.append(push.revision)
-                }
+                try Self.setLastPushID(
+                    with: writer, push.pushID, documentID: documentID, layer: layer, client: push.client,
+                    revision: push.revision)
             }
         }
     }
@@ -194,14 +191,20 @@ extension SQLiteTransaction {
     }
 
     private static func setLastPushID(
-        _ db: Database, _ pushID: Int64, documentID: String, layer: String, client: ClientIdentity, revision: Int64
+        with writer: SQLiteRowWriter, _ pushID: Int64, documentID: String, layer: String, client: ClientIdentity,
+        revision: Int64
     ) throws {
-        try db.cachedStatement(sql: setLastPushIDSQL)
-            .execute(arguments: [documentID, layer, client.userScope, client.clientID, pushID, revision])
+        try writer.write { values in
+            values.append(documentID)
+            values.append(layer)
+            values.append(client.userScope)
+            values.append(client.clientID)
+            values.append(pushID)
+            values.append(revision)
+        }
     }
 
-    /// Sets a client's last push id: the values are the document, the layer, the user scope, the
-    /// client id, the push id and the revision.
+    /// Sets a client's last push id (``setLastPushID(with:_:documentID:layer:client:revision:)``).
     private static let setLastPushIDSQL = """
         INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
         VALUES (?, ?, ?, ?, ?, ?)
