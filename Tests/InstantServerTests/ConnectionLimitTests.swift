@@ -173,8 +173,10 @@ struct ConnectionLimitTests {
     @Test func busyConnectionsAreNeverClosedToMakeRoom() async throws {
         let key = try await TestSigningKey(.es256)
         let limits = HTTPLimits(headerTimeout: Self.never, idleTimeout: Self.never, maxConnections: 2)
-        // The polls must still be waiting when the third connection comes, on a loaded machine too.
-        try await LimitedServer.run(limits, jwt: key.jwtConfiguration, longPollTimeout: .seconds(10)) { server in
+        // The polls wait (the default long-poll timeout, 600 s) until a change wakes them: with a
+        // timeout of 10 s, on a loaded machine the first poll had ended before the third
+        // connection came, and that connection took its room instead of being refused.
+        try await LimitedServer.run(limits, jwt: key.jwtConfiguration) { server in
             let id = try await server.upload()
             let poll = try await server.longPoll(id, key: key)
             let first = try await RawConnection.open(port: server.port)
@@ -192,7 +194,15 @@ struct ConnectionLimitTests {
             #expect(answer?.status == 503)
             #expect(answer?.reason?.contains("--max-connections") == true, "\(answer?.reason ?? "no answer")")
 
-            #expect(try await poll.answer()?.status == 200, "the long-poll was never closed: it timed out")
+            // Neither poll was closed to make room: the second is still open, and the first answers
+            // a change made beside the connections (through the storage, which wakes the polls).
+            #expect(!secondPoll.isClosed, "the second long-poll was closed to make room")
+            _ = try await server.storage.apply(
+                [.put(StorageConformanceTests.annotation("woken"))],
+                documentID: id, layer: "", onConditionFailure: .skipChange)
+            let woken = try await poll.answer()
+            #expect(woken?.status == 200, "the first long-poll was closed to make room")
+            #expect(woken?.json?["revision"] == 1, "the first long-poll was woken by the change")
             #expect(try await secondPoll.answer()?.status == 200)
             await poll.close()
             await second.close()
