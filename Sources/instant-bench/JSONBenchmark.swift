@@ -36,7 +36,6 @@ struct JSONBenchmark: ParsableCommand {
         try measure("parse + validate + typed records (strict)") {
             _ = try InstantDocumentJSON.decode(data, mode: .strict)
         }
-        // The record of `instant-bench sync`'s pushes, checked as the server checks each change.
         // The server's work on each change of `instant-bench sync`'s pushes, outside its database:
         // reading a push of one note, checking the note, writing it with the server's fields.
         let push = Array(notePush(client: "benchmark", pushID: 1, base: 0, ids: ["01JBENCHMARKNOTE0000000000"]).utf8)

@@ -14,12 +14,13 @@ enum Throughput {
         var loadMicroseconds: Double?
 
         /// ` | processor time a change: server 258 µs (8.2× raw SQLite's 31.6 µs a row), load
-        /// generator 45 µs`, or nothing when the server's time is unknown. Machines that run at
-        /// different speeds from one run to the next move rates more than these ratios.
-        func processorCost(against floor: Rate, floor name: String) -> String {
+        /// generator 45 µs` (without the multiple when the floor's time is unknown), or nothing when
+        /// the server's time is unknown. Machines that run at different speeds from one run to the
+        /// next move rates more than these ratios.
+        func processorCost(against floor: Rate?, floor name: String) -> String {
             guard let microseconds else { return "" }
             var text = String(format: " | processor time a change: server %.1f µs", microseconds)
-            if let floorMicroseconds = floor.microseconds {
+            if let floorMicroseconds = floor?.microseconds {
                 text += String(
                     format: " (%.1f× %@'s %.1f µs a row)", microseconds / floorMicroseconds, name, floorMicroseconds)
             }
