@@ -155,7 +155,10 @@ struct ServeProcessTests {
         #expect(downloadStatus == 0, "\(downloadOutput)")
         await server.stop()
 
-        // Offline: the client commits an edit, then dies without a chance to clean up.
+        // Offline: the client commits an edit, then dies without a chance to clean up. It is pointed
+        // at port 1, where nothing listens: the stopped server's port is free again, and another
+        // test's server may take it while the client retries.
+        let offlineURL = "http://127.0.0.1:1"
         let edits = directory.url.appendingPathComponent("edits.json")
         try Data(
             #"{"format":"https://pspdfkit.com/instant-json/v1","annotations":[{"v":2,"id":"offline-1","type":"pspdfkit/note","pageIndex":0,"bbox":[1,1,2,2],"text":{"format":"plain","value":"x"},"icon":"comment"}]}"#
@@ -164,8 +167,7 @@ struct ServeProcessTests {
         let (client, text) = try await ChildProcess.start(
             try ServeProcess.executable().path,
             [
-                "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", server.baseURL.absoluteString,
-                "--apply", edits.path,
+                "sync", "--jwt", jwt, "--dir", clientDirectory, "--server", offlineURL, "--apply", edits.path,
             ],
             readyWhen: "waiting for the server", timeout: 30)
         #expect(text.contains("committed locally"), "\(text)")
