@@ -434,6 +434,45 @@ struct StorageConformanceTests {
         #expect(try await storage.lastPushID(documentID: "d", layer: "", client: alice) == 7)
     }
 
+    /// A node remembers what its last group on a layer read and wrote (the push ids, the changes)
+    /// while the layer is as that group left it; a layer deleted and created again at the same
+    /// revision is another layer, whose pushes and records are its own.
+    @Test(arguments: StorageKind.available) func aLayerCreatedAgainIsNotTheOneTheNodeRemembers(_ kind: StorageKind)
+        async throws
+    {
+        let fixture = try await Self.fixtureWithDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        let client = ClientIdentity(userID: "alice", clientID: "client-1")
+        try await storage.createLayer(documentID: "d", name: "L", source: .empty)
+        // A push that changes nothing (its one change is skipped) leaves the layer at revision 0
+        // with the client's push id 5.
+        let skipped = try await storage.apply(
+            [.put(Self.annotation("A"), condition: .exists)], documentID: "d", layer: "L",
+            push: ClientPush(client: client, pushID: 5), onConditionFailure: .skipChange)
+        #expect(skipped.revision == 0)
+        #expect(try await storage.lastPushID(documentID: "d", layer: "L", client: client) == 5)
+
+        #expect(try await storage.deleteLayer(documentID: "d", name: "L"))
+        try await storage.createLayer(documentID: "d", name: "L", source: .empty)
+        // Revision 0 again, without push ids: push 1 is new here.
+        let first = try await storage.apply(
+            [.put(Self.annotation("A"))], documentID: "d", layer: "L", push: ClientPush(client: client, pushID: 1),
+            onConditionFailure: .skipChange)
+        #expect(first.isDuplicatePush == false)
+        #expect(first.revision == 1)
+        #expect(try await storage.records(documentID: "d", layer: "L", kind: nil).map(\.id) == ["A"])
+        let retried = try await storage.apply(
+            [.put(Self.annotation("B"))], documentID: "d", layer: "L", push: ClientPush(client: client, pushID: 1),
+            onConditionFailure: .skipChange)
+        #expect(retried.isDuplicatePush)
+        let second = try await storage.apply(
+            [.put(Self.annotation("B"))], documentID: "d", layer: "L", push: ClientPush(client: client, pushID: 2),
+            onConditionFailure: .skipChange)
+        #expect(second.revision == 2)
+        #expect(try await storage.lastPushID(documentID: "d", layer: "L", client: client) == 2)
+    }
+
     @Test(arguments: StorageKind.available) func aPushIDFarAboveTheLastOneIsRefusedAndChangesNothing(
         _ kind: StorageKind
     )

@@ -230,9 +230,10 @@ extension InstantStorage {
             commitQueue.noteLastGroup(.init(revision: group.revision, foundAsLeft: true), on: key)
             written()
         } else {
-            group = try await commitLocked(key, take: take) { group in
+            group = try await commitLocked(key, take: take, remembering: last?.memory) { group in
                 self.commitQueue.noteLastGroup(
-                    .init(revision: group.revision, foundAsLeft: group.found == last?.revision), on: key)
+                    .init(revision: group.revision, foundAsLeft: group.found == last?.revision, memory: group.memory),
+                    on: key)
                 written()
             }
         }
@@ -245,26 +246,40 @@ extension InstantStorage {
     /// A group in one transaction that locks the layer first (so that it sees what the writer
     /// before committed, on whichever node) and takes its commits then, those that arrived while
     /// the lock was awaited included; `written` gets the group once its writes are done.
+    ///
+    /// When the layer is as the last group here left it (`remembered`, ``LayerMemory``), the group
+    /// reads neither the changes its answers carry, when the memory reaches back far enough, nor
+    /// the push ids of the clients the memory knows.
     private func commitLocked(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
-        written: @escaping @Sendable (GroupOutcome) -> Void
+        remembering remembered: LayerMemory?, written: @escaping @Sendable (GroupOutcome) -> Void
     ) async throws -> GroupOutcome {
         try await backend.write { transaction in
             let (documentID, layerName) = (key.documentID, key.layer)
-            guard let (layer, pageCount) = try await transaction.lockLayer(documentID: documentID, name: layerName)
+            guard let locked = try await transaction.lockLayer(documentID: documentID, name: layerName)
             else { throw try await Self.missingLayer(transaction, documentID: documentID, name: layerName) }
+            let memory = remembered.flatMap { $0.holds(for: locked) ? $0 : nil }
             let jobs = take()
-            let (reading, answersAfter) = (jobs.reading, jobs.map { $0.answerReadsChangesAfter(layer.revision) })
+            let (reading, clients) = (jobs.reading, jobs.clients)
+            let answersAfter = jobs.map { $0.answerReadsChangesAfter(locked.layer.revision) }
             let changesAfter = answersAfter.compactMap(\.self).min()
-            let read = try await transaction.groupReads(
-                documentID: documentID, layer: layerName, ids: reading, clients: jobs.clients,
-                changedAfter: changesAfter)
-            let group = try await Self.run(
-                jobs, in: transaction, on: layer, pageCount: pageCount, read: read, reading: reading,
-                answersAfter: answersAfter, changesAfter: changesAfter, records: GroupRecords(flushes: true))
-            try await transaction.finishCommits(
+            let knownChanges = memory?.changes(reachingBackTo: changesAfter)
+            var read = try await transaction.groupReads(
+                documentID: documentID, layer: layerName, ids: reading, clients: memory?.unknown(clients) ?? clients,
+                changedAfter: knownChanges == nil ? changesAfter : nil)
+            if let memory {
+                read.lastPushIDs = memory.adding(to: read.lastPushIDs, of: clients)
+                if let knownChanges { read.changed = knownChanges.shared.records }
+            }
+            var group = try await Self.run(
+                jobs, in: transaction, on: locked.layer, pageCount: locked.pageCount, read: read,
+                changedSince: knownChanges?.after ?? changesAfter, reading: reading, answersAfter: answersAfter,
+                records: GroupRecords(flushes: true), remembering: locked.version != nil, from: memory)
+            let version = try await transaction.finishCommits(
                 documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                 pushes: group.pushes, announcing: group.events)
+            // A group that wrote nothing left the layer as it found it, at the remembered version.
+            if let version = version ?? memory?.version { group.memory?.version = version } else { group.memory = nil }
             written(group)
             return group
         }
@@ -296,8 +311,8 @@ extension InstantStorage {
                 else { return nil }
                 let group = try await Self.run(
                     jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
-                    reading: reading, answersAfter: answersAfter, changesAfter: changesAfter,
-                    records: GroupRecords(flushes: false))
+                    changedSince: changesAfter, reading: reading, answersAfter: answersAfter,
+                    records: GroupRecords(flushes: false), remembering: false, from: nil)
                 let wrote = try await transaction.finishCommits(
                     documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                     pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version)
@@ -326,27 +341,34 @@ extension InstantStorage {
         var changes: [LayerChangeSet]
         /// Each commit's outcome, to deliver once the group committed.
         var deliveries: [@Sendable () -> Void]
+        /// What the next group may take from this one instead of reading it, once its version is set.
+        var memory: LayerMemory? = nil
     }
 
     /// Runs a group's commits in turn on the layer as `read` found it (`reading` the records
-    /// looked for), then their answers (each after the revision of `answersAfter`, or none), in
-    /// memory.
+    /// looked for; `read.changed` holds every record changed after `changedSince`, when given),
+    /// then their answers (each after the revision of `answersAfter`, or none), in memory; and,
+    /// when `remembering`, makes the group's memory, adding to what was `remembered` of the layer
+    /// as found.
     private static func run(
         _ jobs: [LayerCommitQueue.Job], in transaction: any StorageTransaction, on layer: StoredLayer,
-        pageCount: Int, read: GroupReads, reading: [String], answersAfter: [Int64?], changesAfter: Int64?,
-        records: GroupRecords
+        pageCount: Int, read: GroupReads, changedSince: Int64?, reading: [String], answersAfter: [Int64?],
+        records: GroupRecords, remembering: Bool, from remembered: LayerMemory?
     ) async throws -> GroupOutcome {
         records.remember(read.records, lookedFor: reading)
         var group = GroupCommit(layer: layer, lastPushIDs: read.lastPushIDs, pageCount: pageCount, records: records)
         var answering: [LayerCommitQueue.Answering] = []
         for job in jobs { answering.append(try await job.run(transaction, &group)) }
 
+        // The records changed after the lowest revision the answers ask from (they share those, and
+        // what they derive from them, their JSON, is made once for all), which is what the next
+        // group's answers most likely ask too; without answers, all that was known.
+        let changed = (answersAfter.compactMap(\.self).min() ?? changedSince).map {
+            ChangedRecords(after: $0, committedBefore: read.changed, writtenSince: records.written())
+        }
         let after = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name,
-            revision: group.layer.revision, pageCount: pageCount, records: records,
-            changed: changesAfter.map {
-                ChangedRecords(after: $0, committedBefore: read.changed, writtenSince: records.written())
-            })
+            revision: group.layer.revision, pageCount: pageCount, records: records, changed: changed)
         var deliveries: [@Sendable () -> Void] = []
         for (answer, answersAfter) in zip(answering, answersAfter) {
             deliveries.append(try await answer(answersAfter == nil ? nil : after))
@@ -354,6 +376,11 @@ extension InstantStorage {
         var outcome = GroupOutcome(
             rows: records.takeUnflushed(), found: layer.revision, revision: group.layer.revision,
             pushes: group.pushes, events: [], changes: group.changes, deliveries: deliveries)
+        if remembering {
+            var pushIDs = remembered?.pushIDs ?? [:]
+            for client in jobs.clients { pushIDs[client] = .some(group.lastPushIDs[client]) }
+            outcome.memory = LayerMemory(revision: group.layer.revision, changes: changed, pushIDs: pushIDs)
+        }
         if let revised = outcome.revised {
             outcome.events = [.revisionChanged(documentID: layer.documentID, layer: layer.name, revision: revised)]
         }
@@ -627,14 +654,7 @@ public struct LayerReader: Sendable {
         records: ArraySlice<StoredRecord>, shared: SharedRecords?
     ) {
         if let changed, changed.after <= revision {
-            let records = changed.shared.records
-            // By revision: the records after `revision` are the end of the shared ones.
-            var (low, high) = (records.startIndex, records.endIndex)
-            while low < high {
-                let middle = (low + high) / 2
-                if records[middle].revision > revision { high = middle } else { low = middle + 1 }
-            }
-            return (records[low...], changed.shared)
+            return (changed.shared.records[changed.index(after: revision)...], changed.shared)
         }
         try await known?.flush(to: transaction, documentID: documentID, layer: layer)
         return (
@@ -666,6 +686,24 @@ struct ChangedRecords: Sendable {
         records += written.filter { $0.revision > after }.sorted { ($0.revision, $0.id) < ($1.revision, $1.id) }
         self.after = after
         shared = SharedRecords(records)
+    }
+
+    /// The records changed after `after`, by revision then id.
+    init(after: Int64, records: [StoredRecord]) {
+        self.after = after
+        shared = SharedRecords(records)
+    }
+
+    /// The index of the first record changed after `revision` (the end when none was).
+    func index(after revision: Int64) -> Int {
+        let records = shared.records
+        // By revision: the records after `revision` are the end of the shared ones.
+        var (low, high) = (records.startIndex, records.endIndex)
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].revision > revision { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 }
 

@@ -89,25 +89,47 @@ final class LayerCommitQueue: Sendable {
         /// Whether the group found the layer as the group before it here had left it: no other
         /// node wrote it in between.
         var foundAsLeft: Bool
+        /// What the group read and wrote of the layer, for the next group to read less.
+        var memory: LayerMemory? = nil
+    }
+
+    /// The last groups (``noteLastGroup(_:on:)``) and the bytes of their memories.
+    private struct LastGroups {
+        var groups: [LayerKey: LastGroup] = [:]
+        var memoryBytes = 0
     }
 
     /// The last group on each layer (``noteLastGroup(_:on:)``), for at most ``rememberedLayers``
-    /// layers.
-    private let lastGroups = Mutex<[LayerKey: LastGroup]>([:])
+    /// layers, with memories of at most ``rememberedBytes`` in all.
+    private let lastGroups = Mutex(LastGroups())
 
     /// How many layers' last groups ``lastGroup(on:)`` remembers; once full, it forgets them all.
     static let rememberedLayers = 4_096
+    /// How many bytes the memories of the last groups (``LayerMemory``) take at most in all; a
+    /// memory that would go beyond makes the others forgotten (their layers' next groups read from
+    /// the database, and remember again).
+    static let rememberedBytes = 64 << 20
 
     /// The layer's last group here, `nil` if unknown (none here yet, or forgotten).
     func lastGroup(on key: LayerKey) -> LastGroup? {
-        lastGroups.withLock { $0[key] }
+        lastGroups.withLock { $0.groups[key] }
     }
 
     /// Notes the layer's last group, for the next (``lastGroup(on:)``).
     func noteLastGroup(_ group: LastGroup, on key: LayerKey) {
-        lastGroups.withLock { groups in
-            if groups[key] == nil, groups.count >= Self.rememberedLayers { groups.removeAll(keepingCapacity: true) }
-            groups[key] = group
+        lastGroups.withLock { last in
+            if last.groups[key] == nil, last.groups.count >= Self.rememberedLayers {
+                last.groups.removeAll(keepingCapacity: true)
+                last.memoryBytes = 0
+            }
+            last.memoryBytes -= last.groups[key]?.memory?.byteCount ?? 0
+            let bytes = group.memory?.byteCount ?? 0
+            if last.memoryBytes + bytes > Self.rememberedBytes {
+                for other in last.groups.keys { last.groups[other]?.memory = nil }
+                last.memoryBytes = 0
+            }
+            last.groups[key] = group
+            last.memoryBytes += bytes
         }
     }
 

@@ -98,6 +98,27 @@ public struct GroupReads: Sendable {
     }
 }
 
+/// A layer locked for a group of commits (``StorageTransaction/lockLayer(documentID:name:)``).
+public struct LockedLayer: Sendable {
+    /// The layer as it was read.
+    public var layer: StoredLayer
+    /// The document's page count.
+    public var pageCount: Int
+    /// Which version of the layer's row was read, `nil` when the backend keeps none: a group
+    /// transaction that writes the layer gives its row a version no other row of the layer had
+    /// (``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``),
+    /// and a layer created again has a row of its own, so a node whose last group on the layer wrote
+    /// the version read knows the layer is as that group left it. Its form is the backend's.
+    public var version: String?
+
+    /// Creates a locked layer.
+    public init(layer: StoredLayer, pageCount: Int, version: String?) {
+        self.layer = layer
+        self.pageCount = pageCount
+        self.version = version
+    }
+}
+
 /// What a group of commits that does not lock its layer reads first, in one statement
 /// (``OptimisticTransaction/readGroup(documentID:layer:ids:clients:changedAfter:)``).
 public struct LayerSnapshot: Sendable {
@@ -182,10 +203,11 @@ public protocol StorageTransaction: Sendable {
     func layer(documentID: String, name: String, forUpdate: Bool) async throws -> StoredLayer?
 
     /// Locks the layer for a group of commits, as ``layer(documentID:name:forUpdate:)`` with
-    /// `forUpdate`, and reads the document's page count with it; `nil` when the layer (or the
-    /// document) is missing. The default reads both one after the other and locks nothing else:
-    /// enough for a backend whose write transactions exclude each other.
-    func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)?
+    /// `forUpdate`, and reads the document's page count and the version of the layer's row with it;
+    /// `nil` when the layer (or the document) is missing. The default reads the layer and the
+    /// document one after the other, locks nothing else (enough for a backend whose write
+    /// transactions exclude each other) and reads no version.
+    func lockLayer(documentID: String, name: String) async throws -> LockedLayer?
 
     /// The document's page count (`nil` without the document) and its layer of that name (`nil`
     /// when missing), read together: what a client request looks up first. The default reads the
@@ -256,13 +278,16 @@ public protocol StorageTransaction: Sendable {
 
     /// Ends the commits of a group transaction on a layer together: writes the rows (at most one
     /// per record id) as ``upsert(_:documentID:layer:)`` does, sets the layer's revision (unless
-    /// `nil`), stores each client's last push id, and announces the events to the other nodes. The
-    /// default calls ``upsert(_:documentID:layer:)``, ``setRevision(documentID:layer:to:)``,
-    /// ``setLastPushID(_:documentID:layer:client:revision:)`` and ``announce(_:)``.
+    /// `nil`), stores each client's last push id, and announces the events to the other nodes.
+    /// Returns the version of the layer's row it wrote (``LockedLayer/version``), or `nil` when it
+    /// wrote none (nothing to write, or a backend that keeps no versions). The default calls
+    /// ``upsert(_:documentID:layer:)``, ``setRevision(documentID:layer:to:)``,
+    /// ``setLastPushID(_:documentID:layer:client:revision:)`` and ``announce(_:)``, and keeps no
+    /// versions.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent]
-    ) async throws
+    ) async throws -> String?
 
     // MARK: Attachments
 
@@ -367,7 +392,7 @@ extension StorageTransaction {
     public func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent]
-    ) async throws {
+    ) async throws -> String? {
         if !rows.isEmpty { try await upsert(rows, documentID: documentID, layer: layer) }
         if let revision { try await setRevision(documentID: documentID, layer: layer, to: revision) }
         for push in pushes {
@@ -375,13 +400,14 @@ extension StorageTransaction {
                 push.pushID, documentID: documentID, layer: layer, client: push.client, revision: push.revision)
         }
         for event in events { try await announce(event) }
+        return nil
     }
 
-    public func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)? {
+    public func lockLayer(documentID: String, name: String) async throws -> LockedLayer? {
         guard let layer = try await layer(documentID: documentID, name: name, forUpdate: true),
             let document = try await document(id: documentID)
         else { return nil }
-        return (layer, document.pageCount)
+        return LockedLayer(layer: layer, pageCount: document.pageCount, version: nil)
     }
 
     public func pageCountAndLayer(documentID: String, name: String) async throws

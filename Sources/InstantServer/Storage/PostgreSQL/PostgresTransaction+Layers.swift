@@ -23,11 +23,14 @@ extension PostgresTransaction {
         ).map { StoredLayer(documentID: documentID, name: name, revision: $0) }
     }
 
-    func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)? {
+    func lockLayer(documentID: String, name: String) async throws -> LockedLayer? {
         try await rows(
             PreparedStatements.LockLayer(documentID: documentID, layer: name),
             "locking the layer '\(name)' of the document '\(documentID)'"
-        ).first.map { (layer: StoredLayer(documentID: documentID, name: name, revision: $0.0), pageCount: $0.1) }
+        ).first.map {
+            LockedLayer(
+                layer: StoredLayer(documentID: documentID, name: name, revision: $0.0), pageCount: $0.1, version: nil)
+        }
     }
 
     func insertLayer(documentID: String, name: String, revision: Int64) async throws -> Bool {

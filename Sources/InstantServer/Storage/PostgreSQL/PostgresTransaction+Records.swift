@@ -206,11 +206,12 @@ extension PostgresTransaction {
     /// One statement: the records, the revision, the push ids and the notifications of a group
     /// transaction (``PreparedStatements/FinishCommits``); none when there is nothing to write.
     /// More than ``rowsPerStatement`` rows or ``bytesPerStatement`` of them go ahead instead, in
-    /// ``upsert(_:documentID:layer:)``'s batches.
+    /// ``upsert(_:documentID:layer:)``'s batches. It returns no version of the layer's row: a node
+    /// here reads its groups' layers from the database each time.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent]
-    ) async throws {
+    ) async throws -> String? {
         var rows = rows.keepingLast(by: \.record.id)
         if rows.count > Self.rowsPerStatement || Self.byteSize(of: rows) > Self.bytesPerStatement {
             try await upsert(rows, documentID: documentID, layer: layer)
@@ -219,6 +220,7 @@ extension PostgresTransaction {
         _ = try await finishCommits(
             documentID: documentID, layer: layer, rows: rows, revision: revision, pushes: pushes, events: events,
             ifVersion: nil)
+        return nil
     }
 
     /// One statement (``PreparedStatements/FinishCommits``) with the version of the layer's row,

@@ -120,6 +120,12 @@ extension SQLiteBackend {
                     """
             )
         }
+        migrator.registerMigration("v4-layer-versions") { db in
+            // The version of a layer's row: a number each group transaction that writes the layer
+            // draws anew, so that a node can tell whether the layer is still as its last group there
+            // left it (0 for a layer no group has written since it was created).
+            try db.execute(sql: "ALTER TABLE layers ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

@@ -23,20 +23,25 @@ extension SQLiteTransaction {
         }
     }
 
-    /// The layer and its document's page count in one statement (one hop to GRDB's queue; the
-    /// page list is counted by SQLite, not decoded). Write transactions follow each other, so the
-    /// row needs no lock.
-    func lockLayer(documentID: String, name: String) async throws -> (layer: StoredLayer, pageCount: Int)? {
+    /// The layer, its document's page count and the version of its row in one statement (one hop
+    /// to GRDB's queue; the page list is counted by SQLite, not decoded). Write transactions follow
+    /// each other, so the row needs no lock.
+    func lockLayer(documentID: String, name: String) async throws -> LockedLayer? {
         try await run { db in
             try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT layers.revision, json_array_length(documents.pages)
+                        SELECT layers.revision, json_array_length(documents.pages), layers.version
                         FROM layers JOIN documents ON documents.id = layers.document_id
                         WHERE layers.document_id = ? AND layers.name = ?
                         """),
                 arguments: [documentID, name]
-            ).map { (StoredLayer(documentID: documentID, name: name, revision: $0[0]), $0[1]) }
+            ).map { row in
+                let version: Int64 = row[2]
+                return LockedLayer(
+                    layer: StoredLayer(documentID: documentID, name: name, revision: row[0]), pageCount: row[1],
+                    version: String(version))
+            }
         }
     }
 
@@ -148,23 +153,27 @@ extension SQLiteTransaction {
         }
     }
 
-    /// The records, the revision and the push ids of a group; there are no other nodes to announce
-    /// the events to.
+    /// The records, the revision and the push ids of a group, and a new version of the layer's row
+    /// (a random number other than 0); there are no other nodes to announce the events to.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent]
-    ) async throws {
+    ) async throws -> String? {
+        guard !rows.isEmpty || revision != nil || !pushes.isEmpty else { return nil }
         try await upsert(rows, documentID: documentID, layer: layer)
-        guard revision != nil || !pushes.isEmpty else { return }
+        let version = Int64.random(in: 1...Int64.max)
         try await run { db in
             // Bound straight to SQLite, as the records are: these run for every group.
-            if let revision {
-                try SQLiteRowWriter(db, sql: "UPDATE layers SET revision = ? WHERE document_id = ? AND name = ?")
-                    .write { values in
-                        values.append(revision)
-                        values.append(documentID)
-                        values.append(layer)
-                    }
+            try SQLiteRowWriter(
+                db,
+                sql:
+                    "UPDATE layers SET revision = coalesce(?, revision), version = ? WHERE document_id = ? AND name = ?"
+            )
+            .write { values in
+                values.append(revision)
+                values.append(version)
+                values.append(documentID)
+                values.append(layer)
             }
             guard !pushes.isEmpty else { return }
             let writer = try SQLiteRowWriter(db, sql: Self.setLastPushIDSQL)
@@ -174,6 +183,7 @@ extension SQLiteTransaction {
                     revision: push.revision)
             }
         }
+        return String(version)
     }
 
     private static func lastPushID(_ db: Database, documentID: String, layer: String, client: ClientIdentity) throws

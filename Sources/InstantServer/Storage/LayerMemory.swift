@@ -1,0 +1,100 @@
+/// What a node keeps of a layer after its last group transaction there, so that the next group on
+/// the layer reads less from the database: the records changed in the layer's last revisions (what
+/// the answers of the next group's commits carry) and the last push ids of the clients seen.
+///
+/// It holds only while the layer's row still has the version that group wrote
+/// (``LockedLayer/version``): then nothing else wrote the layer since, on this node or another,
+/// and the group's transaction committed (a transaction that failed left the version before).
+/// Every group that holds the lock checks that first (``holds(for:)``).
+struct LayerMemory: Sendable {
+    /// The version of the layer's row the group wrote.
+    var version: String
+    /// The layer's revision the group left.
+    var revision: Int64
+    /// The records changed after `changes.after`, up to `revision`; `nil` when not known.
+    var changes: ChangedRecords?
+    /// The last push ids of the clients known here; `nil` for a client known to have none.
+    var pushIDs: [ClientIdentity: Int64?]
+    /// About how many bytes the memory takes.
+    let byteCount: Int
+
+    /// How many of the layer's last revisions the memory keeps the changes of: a client further
+    /// behind than the answers of a group transaction cover is answered after the commit anyway.
+    static let maximumRevisions: Int64 = 64
+    /// How many bytes of records a layer's memory keeps at most, in whole revisions from the newest.
+    static let maximumBytes = 1 << 20
+    /// How many clients' push ids a layer's memory keeps at most.
+    static let maximumClients = 1_024
+    /// About what a record or a client costs besides its content.
+    private static let overhead = 160
+
+    /// The memory of a group that left the layer at `revision` having read or written the records
+    /// changed after `changes.after` (when known) and the push ids in `pushIDs`; `version` is set
+    /// once the group wrote the layer's row.
+    init(revision: Int64, changes: ChangedRecords?, pushIDs: [ClientIdentity: Int64?]) {
+        self.version = ""
+        self.revision = revision
+        let kept = changes?.keeping(revisionsAfter: revision - Self.maximumRevisions, bytes: Self.maximumBytes)
+        self.changes = kept
+        self.pushIDs = pushIDs.count > Self.maximumClients ? [:] : pushIDs
+        byteCount =
+            (kept?.shared.records.reduce(0) { $0 + $1.content.count + Self.overhead } ?? 0)
+            + self.pushIDs.count * Self.overhead
+    }
+
+    /// Whether the layer, as locked, is as the group that made the memory left it.
+    func holds(for locked: LockedLayer) -> Bool {
+        !version.isEmpty && locked.version == version && locked.layer.revision == revision
+    }
+
+    /// The clients of `clients` whose last push ids are not known here.
+    func unknown(_ clients: [ClientIdentity]) -> [ClientIdentity] {
+        clients.filter { pushIDs.index(forKey: $0) == nil }
+    }
+
+    /// The changes known here, when they reach back to `revision` (or when no revision is asked):
+    /// a group's answers need the records changed after the lowest base revision among them.
+    func changes(reachingBackTo revision: Int64?) -> ChangedRecords? {
+        guard let changes else { return nil }
+        guard let revision else { return changes }
+        return changes.after <= revision ? changes : nil
+    }
+
+    /// The push ids known here of `clients`, added to those read (clients without one are absent).
+    func adding(to read: [ClientIdentity: Int64], of clients: [ClientIdentity]) -> [ClientIdentity: Int64] {
+        var all = read
+        for client in clients {
+            if let known = pushIDs[client], let pushID = known { all[client] = pushID }
+        }
+        return all
+    }
+}
+
+extension ChangedRecords {
+    /// The changes of the revisions after `floor` (when after ``after``), from the newest back in
+    /// whole revisions while they fit in `bytes` of content, in records of their own (without what
+    /// the readers derived from these).
+    func keeping(revisionsAfter floor: Int64, bytes maximum: Int) -> ChangedRecords {
+        let records = shared.records
+        var after = max(self.after, floor)
+        var start = records.endIndex
+        var bytes = 0
+        while start > records.startIndex {
+            let revision = records[start - 1].revision
+            guard revision > after else { break }
+            var first = start
+            var revisionBytes = 0
+            while first > records.startIndex, records[first - 1].revision == revision {
+                first -= 1
+                revisionBytes += records[first].content.count
+            }
+            guard bytes + revisionBytes <= maximum else {
+                after = revision
+                break
+            }
+            bytes += revisionBytes
+            start = first
+        }
+        return ChangedRecords(after: after, records: start == records.startIndex ? records : Array(records[start...]))
+    }
+}

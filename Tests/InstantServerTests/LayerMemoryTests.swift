@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+@testable import InstantServer
+
+@Suite("What a node remembers of a layer")
+struct LayerMemoryTests {
+    /// A record of `bytes` bytes of content written at `revision`.
+    static func record(_ id: String, revision: Int64, bytes: Int = 10) -> StoredRecord {
+        StoredRecord(
+            id: id, kind: .annotation, revision: revision, isDeleted: false, content: Data(count: bytes),
+            updatedAt: Date(timeIntervalSince1970: 0))
+    }
+
+    static let changes = ChangedRecords(
+        after: 2,
+        records: [
+            record("a", revision: 3), record("b", revision: 3), record("c", revision: 4, bytes: 30),
+            record("d", revision: 5), record("e", revision: 5),
+        ])
+
+    @Test func whatFitsIsKeptInWholeRevisionsFromTheNewest() {
+        let all = Self.changes.keeping(revisionsAfter: 0, bytes: 100)
+        #expect(all.after == 2)
+        #expect(all.shared.records.map(\.id) == ["a", "b", "c", "d", "e"])
+
+        // 20 bytes of revision 5 and 30 of revision 4 fit in 60; revision 3 would not.
+        let newest = Self.changes.keeping(revisionsAfter: 0, bytes: 60)
+        #expect(newest.after == 3)
+        #expect(newest.shared.records.map(\.id) == ["c", "d", "e"])
+
+        // Only the revisions after the floor.
+        let recent = Self.changes.keeping(revisionsAfter: 4, bytes: 100)
+        #expect(recent.after == 4)
+        #expect(recent.shared.records.map(\.id) == ["d", "e"])
+
+        // The newest revision alone is larger than allowed: nothing is kept, and the changes known
+        // start after it.
+        let none = Self.changes.keeping(revisionsAfter: 0, bytes: 10)
+        #expect(none.after == 5)
+        #expect(none.shared.records.isEmpty)
+    }
+
+    @Test func itAnswersOnlyWhatItReachesBackTo() {
+        let memory = LayerMemory(
+            revision: 5, changes: Self.changes, pushIDs: [ClientIdentity(userID: "u", clientID: "c"): 7])
+        #expect(memory.changes(reachingBackTo: 2)?.after == 2)
+        #expect(memory.changes(reachingBackTo: 4)?.after == 2)
+        #expect(memory.changes(reachingBackTo: 1) == nil)
+        #expect(memory.changes(reachingBackTo: nil)?.after == 2)
+
+        let known = ClientIdentity(userID: "u", clientID: "c")
+        let new = ClientIdentity(userID: "u", clientID: "d")
+        let withNone = ClientIdentity(userID: nil, clientID: "c")
+        var remembered = memory
+        remembered.pushIDs[withNone] = .some(nil)
+        #expect(remembered.unknown([known, new, withNone]) == [new])
+        #expect(remembered.adding(to: [new: 3], of: [known, new, withNone]) == [known: 7, new: 3])
+    }
+
+    @Test func itHoldsOnlyForTheVersionItWrote() {
+        var memory = LayerMemory(revision: 5, changes: nil, pushIDs: [:])
+        let layer = StoredLayer(documentID: "d", name: "", revision: 5)
+        // Not written yet: no version to hold by.
+        #expect(!memory.holds(for: LockedLayer(layer: layer, pageCount: 1, version: "")))
+        memory.version = "42"
+        #expect(memory.holds(for: LockedLayer(layer: layer, pageCount: 1, version: "42")))
+        #expect(!memory.holds(for: LockedLayer(layer: layer, pageCount: 1, version: "0")))
+        #expect(!memory.holds(for: LockedLayer(layer: layer, pageCount: 1, version: nil)))
+        let later = StoredLayer(documentID: "d", name: "", revision: 6)
+        #expect(!memory.holds(for: LockedLayer(layer: later, pageCount: 1, version: "42")))
+    }
+
+    @Test func aLayerKeepsAtMostItsLimits() {
+        // 64 revisions at most.
+        let many = ChangedRecords(after: 0, records: (1...100).map { Self.record("r\($0)", revision: Int64($0)) })
+        let memory = LayerMemory(revision: 100, changes: many, pushIDs: [:])
+        #expect(memory.changes?.after == 100 - LayerMemory.maximumRevisions)
+        #expect(memory.changes?.shared.records.count == Int(LayerMemory.maximumRevisions))
+        // Too many clients: none are kept.
+        let clients = Dictionary(
+            uniqueKeysWithValues: (0...LayerMemory.maximumClients).map {
+                (ClientIdentity(userID: nil, clientID: "c\($0)"), Int64?.some(1))
+            })
+        #expect(LayerMemory(revision: 1, changes: nil, pushIDs: clients).pushIDs.isEmpty)
+    }
+}
