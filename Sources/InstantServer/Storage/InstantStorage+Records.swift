@@ -223,11 +223,9 @@ extension InstantStorage {
     ) async throws -> LayerCommitQueue.Delivery {
         let group: GroupOutcome
         let last = commitQueue.lastGroup(on: key)
-        if let last, last.foundAsLeft,
-            let unlocked = try await commitWithoutLock(key, take: take, expecting: last.revision)
-        {
+        if let last, last.foundAsLeft, let unlocked = try await commitWithoutLock(key, take: take, after: last) {
             group = unlocked
-            commitQueue.noteLastGroup(.init(revision: group.revision, foundAsLeft: true), on: key)
+            commitQueue.noteLastGroup(.init(revision: group.revision, foundAsLeft: true, memory: group.memory), on: key)
             written()
         } else {
             group = try await commitLocked(key, take: take, remembering: last?.memory) { group in
@@ -260,26 +258,21 @@ extension InstantStorage {
             else { throw try await Self.missingLayer(transaction, documentID: documentID, name: layerName) }
             let memory = remembered.flatMap { $0.holds(for: locked) ? $0 : nil }
             let jobs = take()
-            let (reading, clients) = (jobs.reading, jobs.clients)
+            let reading = jobs.reading
             let answersAfter = jobs.map { $0.answerReadsChangesAfter(locked.layer.revision) }
-            let changesAfter = answersAfter.compactMap(\.self).min()
-            let knownChanges = memory?.changes(reachingBackTo: changesAfter)
-            var read = try await transaction.groupReads(
-                documentID: documentID, layer: layerName, ids: reading, clients: memory?.unknown(clients) ?? clients,
-                changedAfter: knownChanges == nil ? changesAfter : nil)
-            if let memory {
-                read.lastPushIDs = memory.adding(to: read.lastPushIDs, of: clients)
-                if let knownChanges { read.changed = knownChanges.shared.records }
-            }
+            let plan = GroupReadPlan(
+                remembering: memory, clients: jobs.clients, changesAfter: answersAfter.compactMap(\.self).min())
+            let read = try await transaction.groupReads(
+                documentID: documentID, layer: layerName, ids: reading, clients: plan.clientsToRead,
+                changedAfter: plan.changedAfterToRead)
             var group = try await Self.run(
-                jobs, in: transaction, on: locked.layer, pageCount: locked.pageCount, read: read,
-                changedSince: knownChanges?.after ?? changesAfter, reading: reading, answersAfter: answersAfter,
+                jobs, in: transaction, on: locked.layer, pageCount: locked.pageCount, read: plan.completing(read),
+                changedSince: plan.changedSince, reading: reading, answersAfter: answersAfter,
                 records: GroupRecords(flushes: true), remembering: locked.version != nil, from: memory)
             let version = try await transaction.finishCommits(
                 documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                 pushes: group.pushes, announcing: group.events)
-            // A group that wrote nothing left the layer as it found it, at the remembered version.
-            if let version = version ?? memory?.version { group.memory?.version = version } else { group.memory = nil }
+            group.remember(writing: version, found: memory)
             written(group)
             return group
         }
@@ -288,34 +281,42 @@ extension InstantStorage {
     /// A group that does not lock the layer (``StorageBackend/optimistically(_:)``): it reads the
     /// layer with everything else, decides and answers in memory, and writes everything in one
     /// statement if the layer's row is still as it read it. It reads the changes the answers need
-    /// after the revision the group before left (`expected`), and goes on only if it finds the
-    /// layer there. `nil` when the backend has no such groups, when the layer is missing or not
-    /// at `expected`, when another writer changed the layer before the write, and when a read
-    /// needs the group's writes in the database (``GroupRecords/NeedsLayerLock``): then nothing
-    /// was written and nobody answered, and the group runs again, locked.
+    /// after the revision the group before here left (`last`), less what that group's memory has,
+    /// and goes on only if it finds the layer as that group left it. `nil` when the backend has no
+    /// such groups, when the layer is missing or not as `last` left it, when another writer changed
+    /// the layer before the write, and when a read needs the group's writes in the database
+    /// (``GroupRecords/NeedsLayerLock``): then nothing was written and nobody answered, and the
+    /// group runs again, locked.
     private func commitWithoutLock(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
-        expecting expected: Int64
+        after last: LayerCommitQueue.LastGroup
     ) async throws -> GroupOutcome? {
         do {
             return try await backend.optimistically { transaction -> GroupOutcome? in
                 let (documentID, layerName) = (key.documentID, key.layer)
                 let jobs = take()
-                let (reading, answersAfter) = (jobs.reading, jobs.map { $0.answerReadsChangesAfter(expected) })
-                let changesAfter = answersAfter.compactMap(\.self).min()
+                let reading = jobs.reading
+                let answersAfter = jobs.map { $0.answerReadsChangesAfter(last.revision) }
+                // The memory is taken on trust for what to read, and checked with what was read.
+                let plan = GroupReadPlan(
+                    remembering: last.memory, clients: jobs.clients,
+                    changesAfter: answersAfter.compactMap(\.self).min())
                 guard
                     let snapshot = try await transaction.readGroup(
-                        documentID: documentID, layer: layerName, ids: reading, clients: jobs.clients,
-                        changedAfter: changesAfter),
-                    snapshot.layer.revision == expected
+                        documentID: documentID, layer: layerName, ids: reading, clients: plan.clientsToRead,
+                        changedAfter: plan.changedAfterToRead),
+                    snapshot.layer.revision == last.revision,
+                    last.memory.map({ $0.holds(for: snapshot.locked) }) ?? true
                 else { return nil }
-                let group = try await Self.run(
-                    jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
-                    changedSince: changesAfter, reading: reading, answersAfter: answersAfter,
-                    records: GroupRecords(flushes: false), remembering: false, from: nil)
-                let wrote = try await transaction.finishCommits(
+                var group = try await Self.run(
+                    jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
+                    read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
+                    answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true,
+                    from: last.memory)
+                let (wrote, version) = try await transaction.finishCommits(
                     documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                     pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version)
+                group.remember(writing: version, found: last.memory)
                 return wrote ? group : nil
             } ?? nil
         } catch is GroupRecords.NeedsLayerLock {
@@ -343,6 +344,13 @@ extension InstantStorage {
         var deliveries: [@Sendable () -> Void]
         /// What the next group may take from this one instead of reading it, once its version is set.
         var memory: LayerMemory? = nil
+
+        /// Sets the memory's version: the one the group wrote, or, when it wrote nothing, the one of
+        /// the memory it `found` holding (the layer is as that group left it); without either, the
+        /// group leaves no memory.
+        mutating func remember(writing version: String?, found: LayerMemory?) {
+            if let version = version ?? found?.version { memory?.version = version } else { memory = nil }
+        }
     }
 
     /// Runs a group's commits in turn on the layer as `read` found it (`reading` the records

@@ -98,3 +98,42 @@ extension ChangedRecords {
         return ChangedRecords(after: after, records: start == records.startIndex ? records : Array(records[start...]))
     }
 }
+
+/// What a group transaction reads from the database, given what the node remembers of the layer
+/// (when the memory holds): the records its commits name, the last push ids of the clients the
+/// memory does not know, and the changes its answers need unless the memory reaches back to them.
+struct GroupReadPlan {
+    /// The memory, when it holds for the layer as the group finds it.
+    let memory: LayerMemory?
+    /// The clients of the group's pushes.
+    let clients: [ClientIdentity]
+    /// The changes the memory has for the answers.
+    let knownChanges: ChangedRecords?
+    /// The lowest revision the answers ask the changes after, if any.
+    let changesAfter: Int64?
+
+    init(remembering memory: LayerMemory?, clients: [ClientIdentity], changesAfter: Int64?) {
+        self.memory = memory
+        self.clients = clients
+        self.changesAfter = changesAfter
+        knownChanges = memory?.changes(reachingBackTo: changesAfter)
+    }
+
+    /// The clients whose last push ids the group reads.
+    var clientsToRead: [ClientIdentity] { memory?.unknown(clients) ?? clients }
+
+    /// The revision after which the group reads the changed records, if it does.
+    var changedAfterToRead: Int64? { knownChanges == nil ? changesAfter : nil }
+
+    /// The revision after which the group knows every changed record once `read` is completed.
+    var changedSince: Int64? { knownChanges?.after ?? changesAfter }
+
+    /// What the group read, with what the memory adds.
+    func completing(_ read: GroupReads) -> GroupReads {
+        guard let memory else { return read }
+        var completed = read
+        completed.lastPushIDs = memory.adding(to: read.lastPushIDs, of: clients)
+        if let knownChanges { completed.changed = knownChanges.shared.records }
+        return completed
+    }
+}

@@ -141,6 +141,9 @@ public struct LayerSnapshot: Sendable {
         self.version = version
         self.reads = reads
     }
+
+    /// The layer as read, as a locked group finds it.
+    public var locked: LockedLayer { LockedLayer(layer: layer, pageCount: pageCount, version: version) }
 }
 
 /// A client's last push applied on a layer, as a backend stores it for exactly-once pushes.
@@ -335,13 +338,16 @@ public protocol OptimisticTransaction: StorageTransaction {
     /// In one statement, what
     /// ``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``
     /// writes, if the layer's row still has the version `version`; a push id never replaces a
-    /// higher one of its client. Returns `false`, having written nothing, when another writer
+    /// higher one of its client. `wrote` is `false`, having written nothing, when another writer
     /// changed the layer since (or deleted it), or when the rows are more than one statement
-    /// carries; `true` when it wrote (or there was nothing to write).
+    /// carries; `true` when it wrote (or there was nothing to write). `written` is the version of
+    /// the layer's row it wrote, as
+    /// ``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``
+    /// returns it.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent], ifUnchangedSince version: String
-    ) async throws -> Bool
+    ) async throws -> (wrote: Bool, written: String?)
 }
 
 extension StorageBackend {

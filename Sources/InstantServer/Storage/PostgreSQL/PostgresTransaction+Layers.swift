@@ -29,7 +29,7 @@ extension PostgresTransaction {
             "locking the layer '\(name)' of the document '\(documentID)'"
         ).first.map {
             LockedLayer(
-                layer: StoredLayer(documentID: documentID, name: name, revision: $0.0), pageCount: $0.1, version: nil)
+                layer: StoredLayer(documentID: documentID, name: name, revision: $0.0), pageCount: $0.1, version: $0.2)
         }
     }
 

@@ -6,15 +6,16 @@ import PostgresNIO
 /// plan, where an unnamed statement is parsed and planned on every execution. Their SQL is fixed:
 /// lists travel as arrays.
 enum PreparedStatements {
-    /// The layer locked for a group (`FOR UPDATE OF layers`), with the document's page count.
+    /// The layer locked for a group (`FOR UPDATE OF layers`), with the document's page count and
+    /// the version of its row (`xmin`, which locking does not change).
     struct LockLayer: PostgresPreparedStatement {
         static let sql = """
-            SELECT layers.revision, jsonb_array_length(documents.pages)
+            SELECT layers.revision, jsonb_array_length(documents.pages), layers.xmin::text
             FROM layers JOIN documents ON documents.id = layers.document_id
             WHERE layers.document_id = $1 AND layers.name = $2
             FOR UPDATE OF layers
             """
-        typealias Row = (Int64, Int)
+        typealias Row = (Int64, Int, String)
         var documentID: String
         var layer: String
 
@@ -169,7 +170,9 @@ enum PreparedStatements {
 
     /// The end of a group in one statement: the records it wrote (an upsert of the rows of `$10`
     /// to `$20`), the layer's revision (unless `nil`), the clients' push ids (never lowered), and
-    /// the notifications; it returns whether it wrote them, and how many notifications it sent.
+    /// the notifications; it returns whether it wrote them, how many notifications it sent, and the
+    /// version of the layer's row it wrote (the row is updated by every group that writes, so its
+    /// `xmin` names the last of them).
     ///
     /// With a version of the layer's row (`$21`, its `xmin` when a group that does not lock the
     /// layer read it), the statement writes only if the row still has it: `revised` then updates
@@ -182,9 +185,8 @@ enum PreparedStatements {
         static let sql = """
             WITH revised AS (
                 UPDATE layers SET revision = coalesce($3::bigint, revision)
-                WHERE document_id = $1 AND name = $2 AND ($3::bigint IS NOT NULL OR $21::text IS NOT NULL)
-                    AND ($21::text IS NULL OR xmin = $21::text::xid)
-                RETURNING 1
+                WHERE document_id = $1 AND name = $2 AND ($21::text IS NULL OR xmin = $21::text::xid)
+                RETURNING xmin::text AS version
             ), applies AS (
                 SELECT $21::text IS NULL OR EXISTS (SELECT 1 FROM revised) AS yes
             ), written AS (
@@ -211,9 +213,9 @@ enum PreparedStatements {
             ), notified AS (
                 SELECT pg_notify($8, payload) FROM unnest($9::text[]) AS payload WHERE (SELECT yes FROM applies)
             )
-            SELECT yes, (SELECT count(*) FROM notified) FROM applies
+            SELECT yes, (SELECT count(*) FROM notified), (SELECT version FROM revised) FROM applies
             """
-        typealias Row = (Bool, Int64)
+        typealias Row = (Bool, Int64, String?)
         var documentID: String
         var layer: String
         var revision: Int64?

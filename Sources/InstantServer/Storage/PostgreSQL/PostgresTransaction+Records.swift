@@ -206,8 +206,7 @@ extension PostgresTransaction {
     /// One statement: the records, the revision, the push ids and the notifications of a group
     /// transaction (``PreparedStatements/FinishCommits``); none when there is nothing to write.
     /// More than ``rowsPerStatement`` rows or ``bytesPerStatement`` of them go ahead instead, in
-    /// ``upsert(_:documentID:layer:)``'s batches. It returns no version of the layer's row: a node
-    /// here reads its groups' layers from the database each time.
+    /// ``upsert(_:documentID:layer:)``'s batches.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent]
@@ -217,10 +216,10 @@ extension PostgresTransaction {
             try await upsert(rows, documentID: documentID, layer: layer)
             rows = []
         }
-        _ = try await finishCommits(
+        return try await finishCommits(
             documentID: documentID, layer: layer, rows: rows, revision: revision, pushes: pushes, events: events,
-            ifVersion: nil)
-        return nil
+            ifVersion: nil
+        ).written
     }
 
     /// One statement (``PreparedStatements/FinishCommits``) with the version of the layer's row,
@@ -228,31 +227,31 @@ extension PostgresTransaction {
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         announcing events: [StorageEvent], ifUnchangedSince version: String
-    ) async throws -> Bool {
+    ) async throws -> (wrote: Bool, written: String?) {
         let rows = rows.keepingLast(by: \.record.id)
-        guard Self.byteSize(of: rows) <= Self.bytesPerStatement else { return false }
+        guard Self.byteSize(of: rows) <= Self.bytesPerStatement else { return (false, nil) }
         return try await finishCommits(
             documentID: documentID, layer: layer, rows: rows, revision: revision, pushes: pushes, events: events,
             ifVersion: version)
     }
 
     /// Runs ``PreparedStatements/FinishCommits`` unless there is nothing to write; returns whether
-    /// it wrote.
+    /// it wrote, and the version of the layer's row it wrote.
     private func finishCommits(
         documentID: String, layer: String, rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
         events: [StorageEvent], ifVersion: String?
-    ) async throws -> Bool {
+    ) async throws -> (wrote: Bool, written: String?) {
         let payloads = try events.flatMap { try PostgresBackend.payloads(.committed($0)) }
-        guard !rows.isEmpty || revision != nil || !pushes.isEmpty || !payloads.isEmpty else { return true }
-        let wrote =
-            try await self.rows(
-                PreparedStatements.FinishCommits(
-                    documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads,
-                    rows: rows, ifVersion: ifVersion),
-                "finishing the commits to the layer '\(layer)' of the document '\(documentID)'"
-            ).first?.0 ?? false
-        if wrote { recordStatistics?.noteWritten(rows.count) }
-        return wrote
+        guard !rows.isEmpty || revision != nil || !pushes.isEmpty || !payloads.isEmpty else { return (true, nil) }
+        let answer = try await self.rows(
+            PreparedStatements.FinishCommits(
+                documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads,
+                rows: rows, ifVersion: ifVersion),
+            "finishing the commits to the layer '\(layer)' of the document '\(documentID)'"
+        ).first
+        guard let answer, answer.0 else { return (false, nil) }
+        recordStatistics?.noteWritten(rows.count)
+        return (true, answer.2)
     }
 
     /// The bytes of the rows' contents.
