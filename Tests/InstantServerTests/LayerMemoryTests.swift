@@ -20,23 +20,24 @@ struct LayerMemoryTests {
         ])
 
     @Test func whatFitsIsKeptInWholeRevisionsFromTheNewest() {
-        let all = Self.changes.keeping(revisionsAfter: 0, bytes: 100)
+        // Each record counts its content and an allowance of 160 bytes.
+        let all = Self.changes.keeping(revisionsAfter: 0, bytes: 10_000)
         #expect(all.after == 2)
         #expect(all.shared.records.map(\.id) == ["a", "b", "c", "d", "e"])
 
-        // 20 bytes of revision 5 and 30 of revision 4 fit in 60; revision 3 would not.
-        let newest = Self.changes.keeping(revisionsAfter: 0, bytes: 60)
+        // Revision 5 (340 bytes) and revision 4 (190) fit in 600; revision 3 (340) would not.
+        let newest = Self.changes.keeping(revisionsAfter: 0, bytes: 600)
         #expect(newest.after == 3)
         #expect(newest.shared.records.map(\.id) == ["c", "d", "e"])
 
         // Only the revisions after the floor.
-        let recent = Self.changes.keeping(revisionsAfter: 4, bytes: 100)
+        let recent = Self.changes.keeping(revisionsAfter: 4, bytes: 10_000)
         #expect(recent.after == 4)
         #expect(recent.shared.records.map(\.id) == ["d", "e"])
 
         // The newest revision alone is larger than allowed: nothing is kept, and the changes known
         // start after it.
-        let none = Self.changes.keeping(revisionsAfter: 0, bytes: 10)
+        let none = Self.changes.keeping(revisionsAfter: 0, bytes: 300)
         #expect(none.after == 5)
         #expect(none.shared.records.isEmpty)
     }
@@ -56,6 +57,8 @@ struct LayerMemoryTests {
         remembered.pushIDs[withNone] = .some(nil)
         #expect(remembered.unknown([known, new, withNone]) == [new])
         #expect(remembered.adding(to: [new: 3], of: [known, new, withNone]) == [known: 7, new: 3])
+        // A token with an empty user id is in the anonymous scope: the same client as `withNone`.
+        #expect(remembered.unknown([ClientIdentity(userID: "", clientID: "c")]).isEmpty)
     }
 
     @Test func itHoldsOnlyForTheVersionItWrote() {

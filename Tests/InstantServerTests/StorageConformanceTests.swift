@@ -432,6 +432,17 @@ struct StorageConformanceTests {
             onConditionFailure: .skipChange)
         #expect(bobs.isDuplicatePush == false)
         #expect(try await storage.lastPushID(documentID: "d", layer: "", client: alice) == 7)
+        // A token whose user id is empty is in the anonymous scope: one client, one state.
+        let anonymous = ClientIdentity(userID: nil, clientID: "client-9")
+        _ = try await storage.apply(
+            [.put(Self.annotation("D"))], documentID: "d", layer: "", push: ClientPush(client: anonymous, pushID: 1),
+            onConditionFailure: .skipChange)
+        let emptyUser = try await storage.apply(
+            [.put(Self.annotation("E"))], documentID: "d", layer: "",
+            push: ClientPush(client: ClientIdentity(userID: "", clientID: "client-9"), pushID: 1),
+            onConditionFailure: .skipChange)
+        #expect(emptyUser.isDuplicatePush)
+        #expect(try await storage.record(documentID: "d", layer: "", id: "E") == nil)
     }
 
     /// A node remembers what its last group on a layer read and wrote (the push ids, the changes)
@@ -612,6 +623,8 @@ struct StorageConformanceTests {
         #expect(written.applied.count == 3, "B twice in the commit")
         _ = try await storage.apply(
             [.delete(id: "missing")], documentID: "d", layer: "", onConditionFailure: .skipChange)
+        // Observers hear of a group after its callers have their outcomes.
+        #expect(try await eventually { !heard.changes.isEmpty })
         let first = try #require(heard.changes.first?.first)
         #expect(heard.changes.count == 1, "a commit that changed nothing has no change set")
         #expect((first.documentID, first.layer, first.since, first.revision) == ("d", "", 0, 1))
@@ -629,6 +642,7 @@ struct StorageConformanceTests {
                 }
             }
         }
+        #expect(try await eventually { heard.changes.dropFirst().joined().count >= 20 })
         let grouped = heard.changes.dropFirst()
         #expect(grouped.contains { $0.count > 1 }, "commits that arrive together share a transaction")
         let sets = grouped.flatMap { $0 }

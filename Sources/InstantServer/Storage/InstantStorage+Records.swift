@@ -213,8 +213,8 @@ extension InstantStorage {
     /// after the one before. A group does not lock the layer when its backend offers it and the
     /// layer's last group here found the layer as the one before it here had left it (no other
     /// node writes it, so this group most likely finds it as the last one left it):
-    /// ``commitWithoutLock(_:take:expecting:)``. The others, and one that finds the layer changed
-    /// by another writer after all, lock it (``commitLocked(_:take:written:)``). `written` is called
+    /// ``commitWithoutLock(_:take:after:)``. The others, and one that finds the layer changed
+    /// by another writer after all, lock it (``commitLocked(_:take:remembering:written:)``). `written` is called
     /// once the writes are done, before the commit of a locked group: the queue starts the next
     /// group then.
     private func commitGroup(
@@ -272,7 +272,7 @@ extension InstantStorage {
             let version = try await transaction.finishCommits(
                 documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                 pushes: group.pushes, announcing: group.events)
-            group.remember(writing: version, found: memory)
+            group.remember(written: version, found: memory)
             written(group)
             return group
         }
@@ -306,7 +306,7 @@ extension InstantStorage {
                         documentID: documentID, layer: layerName, ids: reading, clients: plan.clientsToRead,
                         changedAfter: plan.changedAfterToRead),
                     snapshot.layer.revision == last.revision,
-                    last.memory.map({ $0.holds(for: snapshot.locked) }) ?? true
+                    last.memory.map({ $0.holds(for: snapshot.asLocked) }) ?? true
                 else { return nil }
                 var group = try await Self.run(
                     jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
@@ -316,7 +316,7 @@ extension InstantStorage {
                 let (wrote, version) = try await transaction.finishCommits(
                     documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                     pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version)
-                group.remember(writing: version, found: last.memory)
+                group.remember(written: version, found: last.memory)
                 return wrote ? group : nil
             } ?? nil
         } catch is GroupRecords.NeedsLayerLock {
@@ -345,11 +345,16 @@ extension InstantStorage {
         /// What the next group may take from this one instead of reading it, once its version is set.
         var memory: LayerMemory? = nil
 
-        /// Sets the memory's version: the one the group wrote, or, when it wrote nothing, the one of
-        /// the memory it `found` holding (the layer is as that group left it); without either, the
-        /// group leaves no memory.
-        mutating func remember(writing version: String?, found: LayerMemory?) {
-            if let version = version ?? found?.version { memory?.version = version } else { memory = nil }
+        /// Sets the memory's version: the one the group wrote (`written`), or, when it wrote nothing,
+        /// the one of the memory it `found` holding (the layer is as that group left it); without
+        /// either, the group leaves no memory.
+        mutating func remember(written: String?, found: LayerMemory?) {
+            let wroteNothing = rows.isEmpty && revised == nil && pushes.isEmpty
+            if let version = written ?? (wroteNothing ? found?.version : nil) {
+                memory?.version = version
+            } else {
+                memory = nil
+            }
         }
     }
 

@@ -5,7 +5,8 @@
 /// It holds only while the layer's row still has the version that group wrote
 /// (``LockedLayer/version``): then nothing else wrote the layer since, on this node or another,
 /// and the group's transaction committed (a transaction that failed left the version before).
-/// Every group that holds the lock checks that first (``holds(for:)``).
+/// A locked group checks that once it has the lock (``holds(for:)``); a group that does not lock
+/// plans its read on the memory's word and checks it against what it read.
 struct LayerMemory: Sendable {
     /// The version of the layer's row the group wrote.
     var version: String
@@ -26,7 +27,7 @@ struct LayerMemory: Sendable {
     /// How many clients' push ids a layer's memory keeps at most.
     static let maximumClients = 1_024
     /// About what a record or a client costs besides its content.
-    private static let overhead = 160
+    static let recordOverhead = 160
 
     /// The memory of a group that left the layer at `revision` having read or written the records
     /// changed after `changes.after` (when known) and the push ids in `pushIDs`; `version` is set
@@ -38,8 +39,8 @@ struct LayerMemory: Sendable {
         self.changes = kept
         self.pushIDs = pushIDs.count > Self.maximumClients ? [:] : pushIDs
         byteCount =
-            (kept?.shared.records.reduce(0) { $0 + $1.content.count + Self.overhead } ?? 0)
-            + self.pushIDs.count * Self.overhead
+            (kept?.shared.records.reduce(0) { $0 + $1.content.count + Self.recordOverhead } ?? 0)
+            + self.pushIDs.count * Self.recordOverhead
     }
 
     /// Whether the layer, as locked, is as the group that made the memory left it.
@@ -72,8 +73,9 @@ struct LayerMemory: Sendable {
 
 extension ChangedRecords {
     /// The changes of the revisions after `floor` (when after ``after``), from the newest back in
-    /// whole revisions while they fit in `bytes` of content, in records of their own (without what
-    /// the readers derived from these).
+    /// whole revisions while they fit in `bytes` (their contents, and an allowance for each record,
+    /// so that tombstones count too), in records of their own (without what the readers derived
+    /// from these).
     func keeping(revisionsAfter floor: Int64, bytes maximum: Int) -> ChangedRecords {
         let records = shared.records
         var after = max(self.after, floor)
@@ -86,7 +88,7 @@ extension ChangedRecords {
             var revisionBytes = 0
             while first > records.startIndex, records[first - 1].revision == revision {
                 first -= 1
-                revisionBytes += records[first].content.count
+                revisionBytes += records[first].content.count + LayerMemory.recordOverhead
             }
             guard bytes + revisionBytes <= maximum else {
                 after = revision
@@ -103,7 +105,7 @@ extension ChangedRecords {
 /// (when the memory holds): the records its commits name, the last push ids of the clients the
 /// memory does not know, and the changes its answers need unless the memory reaches back to them.
 struct GroupReadPlan {
-    /// The memory, when it holds for the layer as the group finds it.
+    /// The memory the plan relies on (checked before, or, by a group that does not lock, after).
     let memory: LayerMemory?
     /// The clients of the group's pushes.
     let clients: [ClientIdentity]

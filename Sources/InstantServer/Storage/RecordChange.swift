@@ -80,6 +80,17 @@ public struct ClientIdentity: Sendable, Hashable {
 
     /// The user scope as stored: the user id, or `""` for anonymous tokens.
     public var userScope: String { userID ?? "" }
+
+    /// Identities are equal when they name the same stored state: an anonymous token and one whose
+    /// `user_id` is empty share the scope `""`, and so one client's last push id.
+    public static func == (left: ClientIdentity, right: ClientIdentity) -> Bool {
+        left.clientID == right.clientID && left.userScope == right.userScope
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(userScope)
+        hasher.combine(clientID)
+    }
 }
 
 /// Identifies one push of a sync client, for exactly-once application.

@@ -105,10 +105,11 @@ public struct LockedLayer: Sendable {
     /// The document's page count.
     public var pageCount: Int
     /// Which version of the layer's row was read, `nil` when the backend keeps none: a group
-    /// transaction that writes the layer gives its row a version no other row of the layer had
-    /// (``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``),
-    /// and a layer created again has a row of its own, so a node whose last group on the layer wrote
-    /// the version read knows the layer is as that group left it. Its form is the backend's.
+    /// transaction that writes the layer gives its row a new version
+    /// (``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``;
+    /// a random 64-bit number on SQLite, the writing transaction's id on PostgreSQL), and a layer
+    /// created again has a row of its own, so a node whose last group on the layer wrote the version
+    /// read knows the layer is as that group left it. Its form is the backend's.
     public var version: String?
 
     /// Creates a locked layer.
@@ -142,8 +143,8 @@ public struct LayerSnapshot: Sendable {
         self.reads = reads
     }
 
-    /// The layer as read, as a locked group finds it.
-    public var locked: LockedLayer { LockedLayer(layer: layer, pageCount: pageCount, version: version) }
+    /// The layer as read, in the form a locked group finds it in.
+    public var asLocked: LockedLayer { LockedLayer(layer: layer, pageCount: pageCount, version: version) }
 }
 
 /// A client's last push applied on a layer, as a backend stores it for exactly-once pushes.
