@@ -21,23 +21,23 @@ struct LayerMemoryTests {
 
     @Test func whatFitsIsKeptInWholeRevisionsFromTheNewest() {
         // Each record counts its content and an allowance of 160 bytes.
-        let all = Self.changes.keeping(revisionsAfter: 0, bytes: 10_000)
+        let all = Self.changes.keeping(revisionsAfter: 0, bytes: 10_000).changes
         #expect(all.after == 2)
         #expect(all.shared.records.map(\.id) == ["a", "b", "c", "d", "e"])
 
         // Revision 5 (340 bytes) and revision 4 (190) fit in 600; revision 3 (340) would not.
-        let newest = Self.changes.keeping(revisionsAfter: 0, bytes: 600)
+        let newest = Self.changes.keeping(revisionsAfter: 0, bytes: 600).changes
         #expect(newest.after == 3)
         #expect(newest.shared.records.map(\.id) == ["c", "d", "e"])
 
         // Only the revisions after the floor.
-        let recent = Self.changes.keeping(revisionsAfter: 4, bytes: 10_000)
+        let recent = Self.changes.keeping(revisionsAfter: 4, bytes: 10_000).changes
         #expect(recent.after == 4)
         #expect(recent.shared.records.map(\.id) == ["d", "e"])
 
         // The newest revision alone is larger than allowed: nothing is kept, and the changes known
         // start after it.
-        let none = Self.changes.keeping(revisionsAfter: 0, bytes: 300)
+        let none = Self.changes.keeping(revisionsAfter: 0, bytes: 300).changes
         #expect(none.after == 5)
         #expect(none.shared.records.isEmpty)
     }

@@ -36,11 +36,9 @@ struct LayerMemory: Sendable {
         self.version = ""
         self.revision = revision
         let kept = changes?.keeping(revisionsAfter: revision - Self.maximumRevisions, bytes: Self.maximumBytes)
-        self.changes = kept
+        self.changes = kept?.changes
         self.pushIDs = pushIDs.count > Self.maximumClients ? [:] : pushIDs
-        byteCount =
-            (kept?.shared.records.reduce(0) { $0 + $1.content.count + Self.recordOverhead } ?? 0)
-            + self.pushIDs.count * Self.recordOverhead
+        byteCount = (kept?.bytes ?? 0) + self.pushIDs.count * Self.recordOverhead
     }
 
     /// Whether the layer, as locked, is as the group that made the memory left it.
@@ -75,8 +73,8 @@ extension ChangedRecords {
     /// The changes of the revisions after `floor` (when after ``after``), from the newest back in
     /// whole revisions while they fit in `bytes` (their contents, and an allowance for each record,
     /// so that tombstones count too), in records of their own (without what the readers derived
-    /// from these).
-    func keeping(revisionsAfter floor: Int64, bytes maximum: Int) -> ChangedRecords {
+    /// from these); and the bytes they count.
+    func keeping(revisionsAfter floor: Int64, bytes maximum: Int) -> (changes: ChangedRecords, bytes: Int) {
         let records = shared.records
         var after = max(self.after, floor)
         var start = records.endIndex
@@ -97,7 +95,9 @@ extension ChangedRecords {
             bytes += revisionBytes
             start = first
         }
-        return ChangedRecords(after: after, records: start == records.startIndex ? records : Array(records[start...]))
+        let kept = ChangedRecords(
+            after: after, records: start == records.startIndex ? records : Array(records[start...]))
+        return (kept, bytes)
     }
 }
 
