@@ -65,7 +65,7 @@ enum PreparedStatements {
     struct RecordsChangedAfter: PostgresPreparedStatement {
         static let sql = """
             SELECT \(PostgresTransaction.recordColumns) FROM records
-            WHERE document_id = $1 AND layer = $2 AND revision > $3
+            WHERE document_id = $1 AND layer = $2 AND \(PostgresTransaction.changed(after: "$3"))
             ORDER BY revision, id
             """
         typealias Row = StoredRecord
@@ -102,7 +102,7 @@ enum PreparedStatements {
             ) AS found
             UNION ALL
             SELECT 1, \(PostgresTransaction.recordColumns), NULL, NULL, NULL FROM records
-            WHERE document_id = $1 AND layer = $2 AND revision > $6::bigint
+            WHERE document_id = $1 AND layer = $2 AND \(PostgresTransaction.changed(after: "$6::bigint"))
             UNION ALL
             SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, found.*
             FROM unnest($4::text[], $5::text[]) AS wanted(user_scope, client_id)
