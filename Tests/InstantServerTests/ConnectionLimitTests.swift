@@ -71,20 +71,21 @@ struct ConnectionLimitTests {
     }
 
     @Test func anUploadThatKeepsSendingIsNotCut() async throws {
-        // Margins for a busy machine (the whole suite runs in parallel on two cores): pauses of
-        // 100 ms against a 5 s timeout, 8 s in all.
-        let limits = HTTPLimits(headerTimeout: Self.never, bodyTimeout: .seconds(5), idleTimeout: Self.never)
+        // Margins for a busy machine (the whole suite runs in parallel on two cores, where this
+        // test's sender once stalled for more than 5 s): pauses of 75 ms against a 12 s timeout,
+        // 15 s in all.
+        let limits = HTTPLimits(headerTimeout: Self.never, bodyTimeout: .seconds(12), idleTimeout: Self.never)
         try await LimitedServer.run(limits) { server in
             let pdf = TestPDF.make(pageCount: 1, contentSize: 4000)
             let connection = try await RawConnection.open(port: server.port)
             try await connection.send(
                 "POST /api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/pdf\r\n"
                     + "Authorization: Token token=\"\(server.apiAuthToken)\"\r\nContent-Length: \(pdf.count)\r\n\r\n")
-            // 80 pieces 100 ms apart: the upload takes longer than the body timeout, each pause less.
-            let pieceSize = pdf.count / 80 + 1
+            // 200 pieces 75 ms apart: the upload takes longer than the body timeout, each pause less.
+            let pieceSize = pdf.count / 200 + 1
             for start in stride(from: 0, to: pdf.count, by: pieceSize) {
                 try await connection.send(pdf[start..<min(pdf.count, start + pieceSize)])
-                try await Task.sleep(for: .milliseconds(100))
+                try await Task.sleep(for: .milliseconds(75))
             }
             let answer = try await connection.answer()
             #expect(answer?.status == 200, "\(answer?.reason ?? "no answer")")
