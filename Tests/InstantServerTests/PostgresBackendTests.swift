@@ -449,7 +449,7 @@ struct PostgresBackendTests {
                         PreparedStatements.RecordsByID.sql, parameters: "text, text, text[]",
                         arguments: "'d', '', ARRAY['big1', 'big2']", in: postgres),
                     try await Self.genericPlan(
-                        PreparedStatements.GroupReads.sql, parameters: "text, text, text[], text[], text[], bigint",
+                        PreparedStatements.GroupReads.sql, parameters: Self.groupReadsParameters,
                         arguments: "'d', '', ARRAY['big1', 'big2'], ARRAY['u'], ARRAY['big1'], 4998", in: postgres)
                 )
             }
@@ -482,6 +482,9 @@ struct PostgresBackendTests {
             #expect(read.changed.map(\.id) == ["big4999", "big5000"], "by revision")
         }
     }
+
+    /// The SQL types of the group read's parameters, in order.
+    static let groupReadsParameters = "text, text, text[], text[], text[], bigint"
 
     /// The plan PostgreSQL keeps for a prepared statement (a generic one, as the server's
     /// connections ask for), inside `postgres`'s transaction.
@@ -519,7 +522,7 @@ struct PostgresBackendTests {
                 try await postgres.execute("ANALYZE records", "analyzing")
                 return (
                     try await Self.genericPlan(
-                        PreparedStatements.GroupReads.sql, parameters: "text, text, text[], text[], text[], bigint",
+                        PreparedStatements.GroupReads.sql, parameters: Self.groupReadsParameters,
                         arguments: "'d', '', ARRAY['r1'], ARRAY[]::text[], ARRAY[]::text[], 19990", in: postgres),
                     try await Self.genericPlan(
                         PreparedStatements.RecordsChangedAfter.sql, parameters: "text, text, bigint",
