@@ -19,3 +19,65 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
         thread.start()
     }
 }
+
+/// A task executor whose jobs run on threads of its own, outside Swift's cooperative pool.
+///
+/// Swift Testing runs a process's tests on the cooperative pool, one thread per core. A test
+/// that reads every file of the corpus, or every decompression bomb, holds its thread for seconds
+/// at a time; two of them on two cores hold the whole pool, and the tests beside them (the servers
+/// they start, their clients, their timeouts) wait until they let go, tens of seconds in a full
+/// run. Tests whose work is long and synchronous run on this executor instead
+/// (`withTaskExecutorPreference(HeavyWorkExecutor.shared)`): the system shares the cores between
+/// its threads and the pool's, and the pool stays free for the others.
+public final class HeavyWorkExecutor: TaskExecutor {
+    /// The executor of the process, with as many threads as the machine has cores.
+    public static let shared = HeavyWorkExecutor(threads: ProcessInfo.processInfo.activeProcessorCount)
+
+    private let queue = JobQueue()
+
+    /// Starts `threads` threads (at least one) that live as long as the process, each with a stack
+    /// of 16 MiB as ``onOwnThread(_:)``'s: a debug build's recursive descent into a deep file needs
+    /// more than the default.
+    private init(threads: Int) {
+        for index in 0..<max(1, threads) {
+            let thread = Thread { [queue] in
+                // Named from the thread itself, since Foundation names only the current thread.
+                Thread.current.name = "heavy-test-\(index)"
+                while true { queue.take().runSynchronously(on: self.asUnownedTaskExecutor()) }
+            }
+            thread.stackSize = 16 << 20
+            thread.start()
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        queue.put(UnownedJob(job))
+    }
+
+    /// The jobs waiting for a thread, first come first served.
+    private final class JobQueue: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var jobs: [UnownedJob] = []
+        private var next = 0
+
+        func put(_ job: UnownedJob) {
+            condition.lock()
+            jobs.append(job)
+            condition.unlock()
+            condition.signal()
+        }
+
+        func take() -> UnownedJob {
+            condition.lock()
+            defer { condition.unlock() }
+            while next == jobs.count { condition.wait() }
+            let job = jobs[next]
+            next += 1
+            if next == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                next = 0
+            }
+            return job
+        }
+    }
+}

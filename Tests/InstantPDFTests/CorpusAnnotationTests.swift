@@ -3,7 +3,7 @@ import InstantJSON
 import InstantPDF
 import Testing
 
-@Suite("Corpus annotations as Instant JSON", .corpus)
+@Suite("Corpus annotations as Instant JSON", .corpus, .heavyWork)
 struct CorpusAnnotationTests {
     /// Every record made from a corpus file is valid Instant JSON, and the number of records
     /// agrees with qpdf's count of `/Annots` entries (popups excluded: they fold into their parent).

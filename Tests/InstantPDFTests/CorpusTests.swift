@@ -3,7 +3,7 @@ import InstantPDF
 import InstantTesting
 import Testing
 
-@Suite("Real-world corpus")
+@Suite("Real-world corpus", .heavyWork)
 struct CorpusTests {
     /// The manifest lists the 400 files, so the corpus tests below read the whole corpus.
     @Test(.corpus) func corpusIsComplete() {

@@ -5,7 +5,7 @@ import InstantTesting
 import Testing
 
 /// The words of the corpus, compared with what `pdftotext -bbox` (Poppler) finds.
-@Suite("Page text on the corpus")
+@Suite("Page text on the corpus", .heavyWork)
 struct CorpusTextTests {
     @Test(.corpus, .enabled(if: PopplerText.isAvailable, "needs pdftotext (apt-get install poppler-utils)"))
     func wordsAgreeWithPdftotext() throws {

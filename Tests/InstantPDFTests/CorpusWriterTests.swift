@@ -42,7 +42,7 @@ enum CorpusRewrite {
     }
 }
 
-@Suite("Corpus written back", .corpus)
+@Suite("Corpus written back", .corpus, .heavyWork)
 struct CorpusWriterTests {
     @Test func rewrittenAnnotationsReadBackTheSame() throws {
         var problems: [String] = []

@@ -4,7 +4,7 @@ import Testing
 
 @testable import InstantPDF
 
-@Suite("Encrypted files")
+@Suite("Encrypted files", .heavyWork)
 struct EncryptionTests {
     /// Files qpdf opened with the empty password open here too, with the same page count; files
     /// qpdf could not open without a password fail with `passwordRequired`.

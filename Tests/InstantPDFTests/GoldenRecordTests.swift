@@ -4,7 +4,7 @@ import InstantPDF
 import Testing
 
 /// Records of annotated corpus files, checked field by field against the PDF source by hand.
-@Suite("Golden records of annotated files", .corpus)
+@Suite("Golden records of annotated files", .corpus, .heavyWork)
 struct GoldenRecordTests {
     func records(_ path: String) throws -> InstantDocumentJSON {
         try PDFDocument(data: Data(contentsOf: Corpus.directory.appendingPathComponent(path))).originalRecords()

@@ -7,7 +7,7 @@ import Testing
 
 /// `PDFDocument.applying(_:)`: an Instant JSON document (changes relative to the PDF) written
 /// into the PDF without reading the originals it does not name.
-@Suite("Instant JSON applied to a PDF")
+@Suite("Instant JSON applied to a PDF", .heavyWork)
 struct PDFApplyTests {
     /// Changes of every kind to a file's originals: every third annotation changed, every third
     /// deleted, two new annotations and a comment on an original that stays.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import InstantPDF
 
-@Suite("PDF writer: records into a PDF as an incremental update")
+@Suite("PDF writer: records into a PDF as an incremental update", .heavyWork)
 struct PDFWriterTests {
     static func everyTypeRecords() -> InstantDocumentJSON {
         let attachment = Attachment(data: WriterFixtures.jpeg, contentType: "image/jpeg")

@@ -8,7 +8,7 @@ import Testing
 /// What independent PDF tools make of the files the writer writes: qpdf checks their structure,
 /// mutool (MuPDF) and pikepdf list their annotations, pdftoppm (Poppler) renders them.
 /// `.ci/run` installs the tools; a test fails, rather than passes silently, when one is missing.
-@Suite("PDF writer checked by qpdf, mutool, pikepdf and pdftoppm")
+@Suite("PDF writer checked by qpdf, mutool, pikepdf and pdftoppm", .heavyWork)
 struct PDFWriterToolTests {
     static func temporaryFile(_ data: Data, _ name: String = "written.pdf") throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString)-\(name)")

@@ -201,7 +201,7 @@ struct XFDFTests {
     }
 }
 
-@Suite("XFDF on the corpus", .corpus)
+@Suite("XFDF on the corpus", .corpus, .heavyWork)
 struct CorpusXFDFTests {
     /// The annotations, comments and form field values of every annotated corpus file go through
     /// XFDF and come back the same, up to the documented normalisations: the id is the name (the
