@@ -87,4 +87,23 @@ struct LayerMemoryTests {
             })
         #expect(LayerMemory(revision: 1, changes: nil, pushIDs: clients).pushIDs.isEmpty)
     }
+
+    @Test func aMemoryIsTakenForAMinuteAfterItsGroup() {
+        let queue = LayerCommitQueue()
+        let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+        let noted = Date(timeIntervalSince1970: 1_000_000)
+        var memory = LayerMemory(revision: 5, changes: nil, pushIDs: [:])
+        memory.version = "42"
+        queue.noteLastGroup(.init(revision: 5, foundAsLeft: true, memory: memory, notedAt: noted), on: key)
+        let lifetime = LayerCommitQueue.memoryLifetime
+        #expect(queue.lastGroup(on: key, at: noted + lifetime)?.memory?.version == "42")
+        // Later, the next group reads from the database, but still knows what the last one left.
+        let later = queue.lastGroup(on: key, at: noted + lifetime + 1)
+        #expect(later?.memory == nil)
+        #expect(later?.revision == 5)
+        #expect(later?.foundAsLeft == true)
+        // A clock set back by more than the lifetime does not keep it either.
+        #expect(queue.lastGroup(on: key, at: noted - lifetime - 1)?.memory == nil)
+        #expect(queue.lastGroup(on: LayerCommitQueue.LayerKey(documentID: "d", layer: "other"), at: noted) == nil)
+    }
 }

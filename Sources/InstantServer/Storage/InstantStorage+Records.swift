@@ -222,15 +222,18 @@ extension InstantStorage {
         written: @escaping @Sendable () -> Void
     ) async throws -> LayerCommitQueue.Delivery {
         let group: GroupOutcome
-        let last = commitQueue.lastGroup(on: key)
+        let last = commitQueue.lastGroup(on: key, at: clock())
         if let last, last.foundAsLeft, let unlocked = try await commitWithoutLock(key, take: take, after: last) {
             group = unlocked
-            commitQueue.noteLastGroup(.init(revision: group.revision, foundAsLeft: true, memory: group.memory), on: key)
+            commitQueue.noteLastGroup(
+                .init(revision: group.revision, foundAsLeft: true, memory: group.memory, notedAt: clock()), on: key)
             written()
         } else {
             group = try await commitLocked(key, take: take, remembering: last?.memory) { group in
                 self.commitQueue.noteLastGroup(
-                    .init(revision: group.revision, foundAsLeft: group.found == last?.revision, memory: group.memory),
+                    .init(
+                        revision: group.revision, foundAsLeft: group.found == last?.revision, memory: group.memory,
+                        notedAt: self.clock()),
                     on: key)
                 written()
             }

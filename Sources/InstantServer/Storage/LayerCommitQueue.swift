@@ -91,6 +91,8 @@ final class LayerCommitQueue: Sendable {
         var foundAsLeft: Bool
         /// What the group read and wrote of the layer, for the next group to read less.
         var memory: LayerMemory? = nil
+        /// When the group was noted (the storage's clock).
+        var notedAt: Date
     }
 
     /// The last groups (``noteLastGroup(_:on:)``) and the bytes of their memories.
@@ -110,9 +112,21 @@ final class LayerCommitQueue: Sendable {
     /// the database, and remember again).
     static let rememberedBytes = 64 << 20
 
-    /// The layer's last group here, `nil` if unknown (none here yet, or forgotten).
-    func lastGroup(on key: LayerKey) -> LastGroup? {
-        lastGroups.withLock { $0.groups[key] }
+    /// How long a last group's memory (``LayerMemory``) is taken by the next group on its layer.
+    ///
+    /// The memory helps a layer that is written continuously; a group after a pause reads what it
+    /// needs from the database, which costs one read. The bound also makes a memory's version safe
+    /// on PostgreSQL, where it is a transaction id (`xmin`), which repeats only after 2³²
+    /// transactions: far more than any database commits in a minute.
+    static let memoryLifetime: TimeInterval = 60
+
+    /// The layer's last group here, `nil` if unknown (none here yet, or forgotten); without its
+    /// memory when that was noted more than ``memoryLifetime`` before or after `now` (a clock
+    /// set back does not make a memory live longer).
+    func lastGroup(on key: LayerKey, at now: Date) -> LastGroup? {
+        guard var group = lastGroups.withLock({ $0.groups[key] }) else { return nil }
+        if abs(now.timeIntervalSince(group.notedAt)) > Self.memoryLifetime { group.memory = nil }
+        return group
     }
 
     /// Notes the layer's last group, for the next (``lastGroup(on:)``).
