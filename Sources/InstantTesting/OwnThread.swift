@@ -23,10 +23,10 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
 /// A task executor whose jobs run on threads of its own, outside Swift's cooperative pool.
 ///
 /// Swift Testing runs a process's tests on the cooperative pool, one thread per core. A test
-/// that reads every file of the corpus, or every decompression bomb, holds its thread for seconds
-/// at a time; two of them on two cores hold the whole pool, and the tests beside them (the servers
-/// they start, their clients, their timeouts) wait until they let go, tens of seconds in a full
-/// run. Tests whose work is long and synchronous run on this executor instead
+/// that reads every file of the corpus holds its thread for seconds at a time; two of them on two
+/// cores hold the whole pool, and the tests beside them (the servers they start, their clients,
+/// their timeouts) wait until they let go, tens of seconds in a full run. Tests whose work is long
+/// and synchronous run on this executor instead
 /// (`withTaskExecutorPreference(HeavyWorkExecutor.shared)`): the system shares the cores between
 /// its threads and the pool's, and the pool stays free for the others.
 public final class HeavyWorkExecutor: TaskExecutor {

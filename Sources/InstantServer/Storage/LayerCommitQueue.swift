@@ -105,7 +105,7 @@ final class LayerCommitQueue: Sendable {
     /// layers, with memories of at most ``rememberedBytes`` in all.
     private let lastGroups = Mutex(LastGroups())
 
-    /// How many layers' last groups ``lastGroup(on:)`` remembers; once full, it forgets them all.
+    /// How many layers' last groups ``lastGroup(on:at:)`` remembers; once full, it forgets them all.
     static let rememberedLayers = 4_096
     /// How many bytes the memories of the last groups (``LayerMemory``) take at most in all; a
     /// memory that would go beyond makes the others forgotten (their layers' next groups read from
@@ -129,7 +129,7 @@ final class LayerCommitQueue: Sendable {
         return group
     }
 
-    /// Notes the layer's last group, for the next (``lastGroup(on:)``).
+    /// Notes the layer's last group, for the next (``lastGroup(on:at:)``).
     func noteLastGroup(_ group: LastGroup, on key: LayerKey) {
         lastGroups.withLock { last in
             if last.groups[key] == nil, last.groups.count >= Self.rememberedLayers {
