@@ -44,7 +44,7 @@ struct LayerMemoryTests {
 
     @Test func itAnswersOnlyWhatItReachesBackTo() {
         let memory = LayerMemory(
-            revision: 5, changes: Self.changes, pushIDs: [ClientIdentity(userID: "u", clientID: "c"): 7])
+            revision: 5, pageCount: 1, changes: Self.changes, pushIDs: [ClientIdentity(userID: "u", clientID: "c"): 7])
         #expect(memory.changes(reachingBackTo: 2)?.after == 2)
         #expect(memory.changes(reachingBackTo: 4)?.after == 2)
         #expect(memory.changes(reachingBackTo: 1) == nil)
@@ -62,7 +62,7 @@ struct LayerMemoryTests {
     }
 
     @Test func itHoldsOnlyForTheVersionItWrote() {
-        var memory = LayerMemory(revision: 5, changes: nil, pushIDs: [:])
+        var memory = LayerMemory(revision: 5, pageCount: 1, changes: nil, pushIDs: [:])
         let layer = StoredLayer(documentID: "d", name: "", revision: 5)
         // Not written yet: no version to hold by.
         #expect(!memory.holds(for: LockedLayer(layer: layer, pageCount: 1, version: "")))
@@ -74,10 +74,39 @@ struct LayerMemoryTests {
         #expect(!memory.holds(for: LockedLayer(layer: later, pageCount: 1, version: "42")))
     }
 
+    @Test func aGroupReadsNothingWhenTheMemoryHasAllItNeeds() {
+        let known = ClientIdentity(userID: "u", clientID: "c")
+        var memory = LayerMemory(revision: 5, pageCount: 3, changes: Self.changes, pushIDs: [known: 7])
+        func plan(_ clients: [ClientIdentity], changesAfter: Int64?) -> GroupReadPlan {
+            GroupReadPlan(remembering: memory, clients: clients, changesAfter: changesAfter)
+        }
+        // Not written yet: nothing to check the write by.
+        #expect(plan([known], changesAfter: 2).withoutReading(["a"], documentID: "d", layer: "l") == nil)
+        memory.version = "42"
+
+        let unread = plan([known], changesAfter: 3).withoutReading(["c", "x", "a", "y"], documentID: "d", layer: "l")
+        #expect(unread?.snapshot.layer == StoredLayer(documentID: "d", name: "l", revision: 5))
+        #expect(unread?.snapshot.pageCount == 3)
+        #expect(unread?.snapshot.version == "42")
+        // The records the memory's changes have are taken from there; the others are assumed absent,
+        // which the write checks.
+        #expect(unread?.snapshot.reads.records.map(\.id).sorted() == ["a", "c"])
+        #expect(unread?.assumedAbsent == ["x", "y"])
+        #expect(unread?.snapshot.reads.changed.isEmpty == true, "the changes are the memory's, added later")
+
+        // A client the memory does not know, or answers that need changes before the memory's: a read.
+        let stranger = ClientIdentity(userID: "u", clientID: "other")
+        #expect(plan([known, stranger], changesAfter: 3).withoutReading(["a"], documentID: "d", layer: "l") == nil)
+        #expect(plan([known], changesAfter: 1).withoutReading(["a"], documentID: "d", layer: "l") == nil)
+        // No memory at all: a read.
+        let forgotten = GroupReadPlan(remembering: nil, clients: [], changesAfter: nil)
+        #expect(forgotten.withoutReading([], documentID: "d", layer: "l") == nil)
+    }
+
     @Test func aLayerKeepsAtMostItsLimits() {
         // 64 revisions at most.
         let many = ChangedRecords(after: 0, records: (1...100).map { Self.record("r\($0)", revision: Int64($0)) })
-        let memory = LayerMemory(revision: 100, changes: many, pushIDs: [:])
+        let memory = LayerMemory(revision: 100, pageCount: 1, changes: many, pushIDs: [:])
         #expect(memory.changes?.after == 100 - LayerMemory.maximumRevisions)
         #expect(memory.changes?.shared.records.count == Int(LayerMemory.maximumRevisions))
         // Too many clients: none are kept.
@@ -85,14 +114,14 @@ struct LayerMemoryTests {
             uniqueKeysWithValues: (0...LayerMemory.maximumClients).map {
                 (ClientIdentity(userID: nil, clientID: "c\($0)"), Int64?.some(1))
             })
-        #expect(LayerMemory(revision: 1, changes: nil, pushIDs: clients).pushIDs.isEmpty)
+        #expect(LayerMemory(revision: 1, pageCount: 1, changes: nil, pushIDs: clients).pushIDs.isEmpty)
     }
 
     @Test func aMemoryIsTakenForAMinuteAfterItsGroup() {
         let queue = LayerCommitQueue()
         let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
         let noted = Date(timeIntervalSince1970: 1_000_000)
-        var memory = LayerMemory(revision: 5, changes: nil, pushIDs: [:])
+        var memory = LayerMemory(revision: 5, pageCount: 1, changes: nil, pushIDs: [:])
         memory.version = "42"
         queue.noteLastGroup(.init(revision: 5, foundAsLeft: true, memory: memory, notedAt: noted), on: key)
         let lifetime = LayerCommitQueue.memoryLifetime

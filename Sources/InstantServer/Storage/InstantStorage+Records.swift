@@ -285,9 +285,12 @@ extension InstantStorage {
     /// layer with everything else, decides and answers in memory, and writes everything in one
     /// statement if the layer's row is still as it read it. It reads the changes the answers need
     /// after the revision the group before here left (`last`), less what that group's memory has,
-    /// and goes on only if it finds the layer as that group left it. `nil` when the backend has no
-    /// such groups, when the layer is missing or not as `last` left it, when another writer changed
-    /// the layer before the write, and when a read needs the group's writes in the database
+    /// and goes on only if it finds the layer as that group left it. When that memory has all the
+    /// group needs, the group reads nothing first and writes on the memory's word
+    /// (``GroupReadPlan/withoutReading(_:documentID:layer:)``); if the write finds the layer not as
+    /// the memory says, the group reads and runs again. `nil` when the backend has no such groups,
+    /// when the layer is missing or not as `last` left it, when another writer changed the layer
+    /// before the write, and when a read needs the group's writes in the database
     /// (``GroupRecords/NeedsLayerLock``): then nothing was written and nobody answered, and the
     /// group runs again, locked.
     private func commitWithoutLock(
@@ -304,6 +307,31 @@ extension InstantStorage {
                 let plan = GroupReadPlan(
                     remembering: last.memory, clients: jobs.clients,
                     changesAfter: answersAfter.compactMap(\.self).min())
+                /// Runs the jobs on the layer as `snapshot` has it and writes, if the layer is still
+                /// at its version and has none of the records of `absent`. A group on the memory's
+                /// word (`unread`) that writes nothing has nothing that checks that word: it reads.
+                func runAndWrite(on snapshot: LayerSnapshot, assumingAbsent absent: [String], unread: Bool)
+                    async throws -> GroupOutcome?
+                {
+                    var group = try await Self.run(
+                        jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
+                        read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
+                        answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true,
+                        from: last.memory)
+                    if unread && group.writesNothing { return nil }
+                    let (wrote, version) = try await transaction.finishCommits(
+                        documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
+                        pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version,
+                        assumingAbsent: absent)
+                    group.remember(written: version, found: last.memory)
+                    return wrote ? group : nil
+                }
+                if let unread = plan.withoutReading(reading, documentID: documentID, layer: layerName),
+                    let group = try await runAndWrite(
+                        on: unread.snapshot, assumingAbsent: unread.assumedAbsent, unread: true)
+                {
+                    return group
+                }
                 guard
                     let snapshot = try await transaction.readGroup(
                         documentID: documentID, layer: layerName, ids: reading, clients: plan.clientsToRead,
@@ -311,16 +339,7 @@ extension InstantStorage {
                     snapshot.layer.revision == last.revision,
                     last.memory.map({ $0.holds(for: snapshot.asLocked) }) ?? true
                 else { return nil }
-                var group = try await Self.run(
-                    jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
-                    read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
-                    answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true,
-                    from: last.memory)
-                let (wrote, version) = try await transaction.finishCommits(
-                    documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
-                    pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version)
-                group.remember(written: version, found: last.memory)
-                return wrote ? group : nil
+                return try await runAndWrite(on: snapshot, assumingAbsent: [], unread: false)
             } ?? nil
         } catch is GroupRecords.NeedsLayerLock {
             return nil
@@ -348,12 +367,14 @@ extension InstantStorage {
         /// What the next group may take from this one instead of reading it, once its version is set.
         var memory: LayerMemory? = nil
 
+        /// Whether the group has nothing to write: no record, revision, push id or announcement.
+        var writesNothing: Bool { rows.isEmpty && revised == nil && pushes.isEmpty && events.isEmpty }
+
         /// Sets the memory's version: the one the group wrote (`written`), or, when it wrote nothing,
         /// the one of the memory it `found` holding (the layer is as that group left it); without
         /// either, the group leaves no memory.
         mutating func remember(written: String?, found: LayerMemory?) {
-            let wroteNothing = rows.isEmpty && revised == nil && pushes.isEmpty
-            if let version = written ?? (wroteNothing ? found?.version : nil) {
+            if let version = written ?? (writesNothing ? found?.version : nil) {
                 memory?.version = version
             } else {
                 memory = nil
@@ -395,7 +416,8 @@ extension InstantStorage {
         if remembering {
             var pushIDs = remembered?.pushIDs ?? [:]
             for client in jobs.clients { pushIDs[client] = .some(group.lastPushIDs[client]) }
-            outcome.memory = LayerMemory(revision: group.layer.revision, changes: changed, pushIDs: pushIDs)
+            outcome.memory = LayerMemory(
+                revision: group.layer.revision, pageCount: pageCount, changes: changed, pushIDs: pushIDs)
         }
         if let revised = outcome.revised {
             outcome.events = [.revisionChanged(documentID: layer.documentID, layer: layer.name, revision: revised)]

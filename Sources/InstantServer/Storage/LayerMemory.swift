@@ -6,12 +6,16 @@
 /// (``LockedLayer/version``): then nothing else wrote the layer since, on this node or another,
 /// and the group's transaction committed (a transaction that failed left the version before).
 /// A locked group checks that once it has the lock (``holds(for:)``); a group that does not lock
-/// plans its read on the memory's word and checks it against what it read.
+/// plans its read on the memory's word and checks it against what it read, or, when the memory
+/// has all it needs, reads nothing and writes only if the row still has that version
+/// (``GroupReadPlan/withoutReading(_:documentID:layer:)``).
 struct LayerMemory: Sendable {
     /// The version of the layer's row the group wrote.
     var version: String
     /// The layer's revision the group left.
     var revision: Int64
+    /// The document's page count.
+    var pageCount: Int
     /// The records changed after `changes.after`, up to `revision`; `nil` when not known.
     var changes: ChangedRecords?
     /// The last push ids of the clients known here; `nil` for a client known to have none.
@@ -32,9 +36,10 @@ struct LayerMemory: Sendable {
     /// The memory of a group that left the layer at `revision` having read or written the records
     /// changed after `changes.after` (when known) and the push ids in `pushIDs`; `version` is set
     /// once the group wrote the layer's row.
-    init(revision: Int64, changes: ChangedRecords?, pushIDs: [ClientIdentity: Int64?]) {
+    init(revision: Int64, pageCount: Int, changes: ChangedRecords?, pushIDs: [ClientIdentity: Int64?]) {
         self.version = ""
         self.revision = revision
+        self.pageCount = pageCount
         let kept = changes?.keeping(revisionsAfter: revision - Self.maximumRevisions, bytes: Self.maximumBytes)
         self.changes = kept?.changes
         self.pushIDs = pushIDs.count > Self.maximumClients ? [:] : pushIDs
@@ -129,6 +134,32 @@ struct GroupReadPlan {
 
     /// The revision after which the group knows every changed record once `read` is completed.
     var changedSince: Int64? { knownChanges?.after ?? changesAfter }
+
+    /// The layer and the records with the given ids as the memory has them, when the group needs
+    /// to read nothing else (the memory knows every client's last push id and reaches back to the
+    /// changes the answers need, and its version is set); `nil` otherwise.
+    ///
+    /// The records the memory's changes do not have were not changed since: they are either
+    /// absent or older. The group takes them as absent (`assumedAbsent`), and its write applies
+    /// only if the layer's row still has the memory's version and none of them exists
+    /// (``OptimisticTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:ifUnchangedSince:assumingAbsent:)``);
+    /// when one does, the group reads and runs again. So a group of pushes that create records,
+    /// or change records changed lately, is one statement.
+    func withoutReading(_ ids: [String], documentID: String, layer: String) -> (
+        snapshot: LayerSnapshot, assumedAbsent: [String]
+    )? {
+        guard let memory, !memory.version.isEmpty, clientsToRead.isEmpty, changedAfterToRead == nil else { return nil }
+        var found: [String: StoredRecord] = [:]
+        if let changes = memory.changes, !ids.isEmpty {
+            let named = Set(ids)
+            for record in changes.shared.records where named.contains(record.id) { found[record.id] = record }
+        }
+        let snapshot = LayerSnapshot(
+            layer: StoredLayer(documentID: documentID, name: layer, revision: memory.revision),
+            pageCount: memory.pageCount, version: memory.version,
+            reads: GroupReads(records: Array(found.values), lastPushIDs: [:], changed: []))
+        return (snapshot, ids.filter { found[$0] == nil })
+    }
 
     /// What the group read, with what the memory adds.
     func completing(_ read: GroupReads) -> GroupReads {

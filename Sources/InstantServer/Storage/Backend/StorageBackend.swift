@@ -32,9 +32,10 @@ public protocol StorageBackend: Sendable {
     /// Such a group reads everything it needs in one statement
     /// (``OptimisticTransaction/readGroup(documentID:layer:ids:clients:changedAfter:)``) and writes
     /// everything in one statement that applies only if no other writer changed the layer since
-    /// (``OptimisticTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:ifUnchangedSince:)``):
+    /// (``OptimisticTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:ifUnchangedSince:assumingAbsent:)``):
     /// two round trips, and no lock held between them, where a locked group holds the layer's lock
-    /// for four. A backend whose transactions cost a round trip per statement offers it.
+    /// for four; only the write when the node's memory of the layer has what the read would find
+    /// (``LayerMemory``). A backend whose transactions cost a round trip per statement offers it.
     func optimistically<T: Sendable>(_ body: @escaping @Sendable (any OptimisticTransaction) async throws -> T)
         async throws -> T?
 
@@ -128,7 +129,7 @@ public struct LayerSnapshot: Sendable {
     /// The document's page count.
     public var pageCount: Int
     /// Which version of the layer's row was read, for
-    /// ``OptimisticTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:ifUnchangedSince:)``:
+    /// ``OptimisticTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:ifUnchangedSince:assumingAbsent:)``:
     /// every writer of the layer's records or revision writes the row, which gives it another
     /// version, and so does deleting the layer and creating it again. Its form is the backend's.
     public var version: String
@@ -338,16 +339,17 @@ public protocol OptimisticTransaction: StorageTransaction {
 
     /// In one statement, what
     /// ``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``
-    /// writes, if the layer's row still has the version `version`; a push id never replaces a
-    /// higher one of its client. `wrote` is `false`, having written nothing, when another writer
-    /// changed the layer since (or deleted it), or when the rows are more than one statement
-    /// carries; `true` when it wrote (or there was nothing to write). `written` is the version of
-    /// the layer's row it wrote, as
+    /// writes, if the layer's row still has the version `version` and the layer has no record
+    /// (not even a tombstone) with an id of `absent`; a push id never replaces a higher one of its
+    /// client. `wrote` is `false`, having written nothing, when another writer changed the layer
+    /// since (or deleted it), when a record of `absent` exists, or when the rows are more than one
+    /// statement carries; `true` when it wrote (or there was nothing to write). `written` is the
+    /// version of the layer's row it wrote, as
     /// ``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``
     /// returns it.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
-        announcing events: [StorageEvent], ifUnchangedSince version: String
+        announcing events: [StorageEvent], ifUnchangedSince version: String, assumingAbsent absent: [String]
     ) async throws -> (wrote: Bool, written: String?)
 }
 

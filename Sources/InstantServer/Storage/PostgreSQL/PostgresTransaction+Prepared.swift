@@ -177,7 +177,10 @@ enum PreparedStatements {
     /// With a version of the layer's row (`$21`, its `xmin` when a group that does not lock the
     /// layer read it), the statement writes only if the row still has it: `revised` then updates
     /// the row (which waits for a writer that holds it, then checks the version of the row that
-    /// writer left), and the other writes run only if it did. Without one, the layer is locked
+    /// writer left), and the other writes run only if it did; and only if the layer has no record
+    /// with an id of `$22` (those a group that read nothing takes as absent: as every writer of
+    /// the layer's records writes its row, the version that still holds says no writer added one
+    /// since the statement's snapshot). Without a version, the layer is locked
     /// by the statement's transaction, and everything is written. Data-modifying WITH queries run
     /// once whether or not the main query reads them, and each touches its own table; `pg_notify`
     /// delivers at commit, in commit order, and not at all on rollback.
@@ -186,6 +189,8 @@ enum PreparedStatements {
             WITH revised AS (
                 UPDATE layers SET revision = coalesce($3::bigint, revision)
                 WHERE document_id = $1 AND name = $2 AND ($21::text IS NULL OR xmin = $21::text::xid)
+                    AND NOT EXISTS (
+                        SELECT 1 FROM records WHERE document_id = $1 AND layer = $2 AND id = ANY($22::text[]))
                 RETURNING xmin::text AS version
             ), applies AS (
                 SELECT $21::text IS NULL OR EXISTS (SELECT 1 FROM revised) AS yes
@@ -225,9 +230,11 @@ enum PreparedStatements {
         var rows: [RecordRow]
         /// The version of the layer's row the statement writes only with, or `nil` to write.
         var ifVersion: String?
+        /// The ids of records the statement writes only without (tombstones count).
+        var absent: [String]
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 21)
+            var bindings = PostgresBindings(capacity: 22)
             bindings.append(documentID)
             bindings.append(layer)
             bindings.append(revision)
@@ -250,6 +257,7 @@ enum PreparedStatements {
             bindings.append(records.map(\.updatedAt.timeIntervalSince1970))
             try bindings.append(PostgresColumn(rows.map(\.threadRoot)), context: .default)
             bindings.append(ifVersion)
+            bindings.append(absent)
             return bindings
         }
 

@@ -232,35 +232,35 @@ extension PostgresTransaction {
         }
         return try await finishCommits(
             documentID: documentID, layer: layer, rows: rows, revision: revision, pushes: pushes, events: events,
-            ifVersion: nil
+            ifVersion: nil, absent: []
         ).written
     }
 
-    /// One statement (``PreparedStatements/FinishCommits``) with the version of the layer's row,
-    /// whatever the number of rows up to ``bytesPerStatement`` of them.
+    /// One statement (``PreparedStatements/FinishCommits``) with the version of the layer's row
+    /// and the ids assumed absent, whatever the number of rows up to ``bytesPerStatement`` of them.
     func finishCommits(
         documentID: String, layer: String, writing rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
-        announcing events: [StorageEvent], ifUnchangedSince version: String
+        announcing events: [StorageEvent], ifUnchangedSince version: String, assumingAbsent absent: [String]
     ) async throws -> (wrote: Bool, written: String?) {
         let rows = rows.keepingLast(by: \.record.id)
         guard Self.byteSize(of: rows) <= Self.bytesPerStatement else { return (false, nil) }
         return try await finishCommits(
             documentID: documentID, layer: layer, rows: rows, revision: revision, pushes: pushes, events: events,
-            ifVersion: version)
+            ifVersion: version, absent: absent)
     }
 
     /// Runs ``PreparedStatements/FinishCommits`` unless there is nothing to write; returns whether
     /// it wrote, and the version of the layer's row it wrote.
     private func finishCommits(
         documentID: String, layer: String, rows: [RecordRow], revision: Int64?, pushes: [StoredPush],
-        events: [StorageEvent], ifVersion: String?
+        events: [StorageEvent], ifVersion: String?, absent: [String]
     ) async throws -> (wrote: Bool, written: String?) {
         let payloads = try events.flatMap { try PostgresBackend.payloads(.committed($0)) }
         guard !rows.isEmpty || revision != nil || !pushes.isEmpty || !payloads.isEmpty else { return (true, nil) }
         let answer = try await self.rows(
             PreparedStatements.FinishCommits(
                 documentID: documentID, layer: layer, revision: revision, pushes: pushes, payloads: payloads,
-                rows: rows, ifVersion: ifVersion),
+                rows: rows, ifVersion: ifVersion, absent: absent),
             "finishing the commits to the layer '\(layer)' of the document '\(documentID)'"
         ).first
         guard let answer, answer.0 else { return (false, nil) }
