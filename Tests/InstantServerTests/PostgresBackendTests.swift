@@ -413,15 +413,16 @@ struct PostgresBackendTests {
         }
     }
 
-    /// The group transaction's lookups of records by id and of clients' last push ids read the
-    /// primary key, one key at a time, with the plan PostgreSQL keeps for the prepared statement,
-    /// even where the statistics say a layer is small (many small layers beside one large one):
-    /// `id = ANY($3)` and `(user_scope, client_id) IN (…)` were planned there as a filter over all
-    /// of the layer's records or clients.
+    /// The group transaction's lookups of records by id and of clients' last push ids, and the
+    /// check of the group's write that the records it took as absent are, read the primary key,
+    /// one key at a time, with the plan PostgreSQL keeps for the prepared statement, even where the
+    /// statistics say a layer is small (many small layers beside one large one): `id = ANY($3)`
+    /// and `(user_scope, client_id) IN (…)` were planned there as a filter over all of the layer's
+    /// records or clients.
     @Test func groupLookupsReadThePrimaryKeyWhateverTheStatistics() async throws {
         try await withPostgresBackend { backend in
             try await Self.makeLayer(backend)
-            let (recordsPlan, groupPlan) = try await backend.write { transaction throws in
+            let (recordsPlan, groupPlan, writePlan) = try await backend.write { transaction throws in
                 let postgres = transaction as! PostgresTransaction
                 try await postgres.execute(
                     "INSERT INTO layers (document_id, name, revision) SELECT 'd', 'small' || g, 0 FROM generate_series(1, 1000) g",
@@ -450,7 +451,18 @@ struct PostgresBackendTests {
                         arguments: "'d', '', ARRAY['big1', 'big2']", in: postgres),
                     try await Self.genericPlan(
                         PreparedStatements.GroupReads.sql, parameters: Self.groupReadsParameters,
-                        arguments: "'d', '', ARRAY['big1', 'big2'], ARRAY['u'], ARRAY['big1'], 4998", in: postgres)
+                        arguments: "'d', '', ARRAY['big1', 'big2'], ARRAY['u'], ARRAY['big1'], 4998", in: postgres),
+                    try await Self.genericPlan(
+                        PreparedStatements.FinishCommits.sql,
+                        parameters: """
+                            text, text, bigint, text[], text[], bigint[], bigint[], text, text[], text[], text[],
+                            bigint[], boolean[], text[], text[], text[], bigint[], bytea[], double precision[], text[],
+                            text, text[]
+                            """,
+                        arguments: """
+                            'd', '', 5001, '{}', '{}', '{}', '{}', 'events', '{}', '{}', '{}', '{}', '{}', '{}', '{}',
+                            '{}', '{}', '{}', '{}', '{}', '1', ARRAY['new1', 'new2']
+                            """, in: postgres)
                 )
             }
             #expect(recordsPlan.contains("records_pkey"), "\(recordsPlan)")
@@ -464,6 +476,10 @@ struct PostgresBackendTests {
             #expect(
                 !groupPlan.contains("Filter") && !groupPlan.contains("Hash Join") && !groupPlan.contains("Seq Scan"),
                 "\(groupPlan)")
+            // The write's check of the records a group took as absent: one lookup each.
+            #expect(writePlan.contains("Index Only Scan using records_pkey"), "\(writePlan)")
+            #expect(writePlan.contains("(id = assumed.id)"), "\(writePlan)")
+            #expect(!writePlan.contains("records_revision") && !writePlan.contains("Seq Scan"), "\(writePlan)")
             let (found, read) = try await backend.read { transaction throws in
                 (
                     try await transaction.records(

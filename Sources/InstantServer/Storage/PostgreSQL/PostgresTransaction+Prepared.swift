@@ -190,7 +190,10 @@ enum PreparedStatements {
                 UPDATE layers SET revision = coalesce($3::bigint, revision)
                 WHERE document_id = $1 AND name = $2 AND ($21::text IS NULL OR xmin = $21::text::xid)
                     AND NOT EXISTS (
-                        SELECT 1 FROM records WHERE document_id = $1 AND layer = $2 AND id = ANY($22::text[]))
+                        SELECT 1 FROM unnest($22::text[]) AS assumed(id)
+                        CROSS JOIN LATERAL (
+                            SELECT 1 FROM records WHERE document_id = $1 AND layer = $2 AND id = assumed.id LIMIT 1
+                        ) AS found)
                 RETURNING xmin::text AS version
             ), applies AS (
                 SELECT $21::text IS NULL OR EXISTS (SELECT 1 FROM revised) AS yes
