@@ -343,7 +343,8 @@ public protocol OptimisticTransaction: StorageTransaction {
     /// (not even a tombstone) with an id of `absent`; a push id never replaces a higher one of its
     /// client. `wrote` is `false`, having written nothing, when another writer changed the layer
     /// since (or deleted it), when a record of `absent` exists, or when the rows are more than one
-    /// statement carries; `true` when it wrote (or there was nothing to write). `written` is the
+    /// statement carries; `true` when it wrote, or when there was nothing to write (then it checked
+    /// nothing: a caller that relies on the checks must have something to write). `written` is the
     /// version of the layer's row it wrote, as
     /// ``StorageTransaction/finishCommits(documentID:layer:writing:revision:pushes:announcing:)``
     /// returns it.
