@@ -44,7 +44,8 @@ struct LayerMemoryTests {
 
     @Test func itAnswersOnlyWhatItReachesBackTo() {
         let memory = LayerMemory(
-            revision: 5, pageCount: 1, changes: Self.changes, pushIDs: [ClientIdentity(userID: "u", clientID: "c"): 7])
+            revision: 5, pageCount: 1, changes: Self.changes, pushIDs: [ClientIdentity(userID: "u", clientID: "c"): 7],
+            namedOnlyKnownRecords: true)
         #expect(memory.changes(reachingBackTo: 2)?.after == 2)
         #expect(memory.changes(reachingBackTo: 4)?.after == 2)
         #expect(memory.changes(reachingBackTo: 1) == nil)
@@ -62,7 +63,7 @@ struct LayerMemoryTests {
     }
 
     @Test func itHoldsOnlyForTheVersionItWrote() {
-        var memory = LayerMemory(revision: 5, pageCount: 1, changes: nil, pushIDs: [:])
+        var memory = LayerMemory(revision: 5, pageCount: 1, changes: nil, pushIDs: [:], namedOnlyKnownRecords: true)
         let layer = StoredLayer(documentID: "d", name: "", revision: 5)
         // Not written yet: no version to hold by.
         #expect(!memory.holds(for: LockedLayer(layer: layer, pageCount: 1, version: "")))
@@ -76,7 +77,8 @@ struct LayerMemoryTests {
 
     @Test func aGroupReadsNothingWhenTheMemoryHasAllItNeeds() {
         let known = ClientIdentity(userID: "u", clientID: "c")
-        var memory = LayerMemory(revision: 5, pageCount: 3, changes: Self.changes, pushIDs: [known: 7])
+        var memory = LayerMemory(
+            revision: 5, pageCount: 3, changes: Self.changes, pushIDs: [known: 7], namedOnlyKnownRecords: true)
         func plan(_ clients: [ClientIdentity], changesAfter: Int64?) -> GroupReadPlan {
             GroupReadPlan(remembering: memory, clients: clients, changesAfter: changesAfter)
         }
@@ -98,6 +100,13 @@ struct LayerMemoryTests {
         let stranger = ClientIdentity(userID: "u", clientID: "other")
         #expect(plan([known, stranger], changesAfter: 3).withoutReading(["a"], documentID: "d", layer: "l") == nil)
         #expect(plan([known], changesAfter: 1).withoutReading(["a"], documentID: "d", layer: "l") == nil)
+        // The group before named older records (a form being filled): most likely this one does too.
+        memory.namedOnlyKnownRecords = false
+        #expect(plan([known], changesAfter: 3).withoutReading(["a"], documentID: "d", layer: "l") == nil)
+        // No changes known at all: nothing says what is recent.
+        memory.namedOnlyKnownRecords = true
+        memory.changes = nil
+        #expect(plan([known], changesAfter: nil).withoutReading(["a"], documentID: "d", layer: "l") == nil)
         // No memory at all: a read.
         let forgotten = GroupReadPlan(remembering: nil, clients: [], changesAfter: nil)
         #expect(forgotten.withoutReading([], documentID: "d", layer: "l") == nil)
@@ -106,7 +115,7 @@ struct LayerMemoryTests {
     @Test func aLayerKeepsAtMostItsLimits() {
         // 64 revisions at most.
         let many = ChangedRecords(after: 0, records: (1...100).map { Self.record("r\($0)", revision: Int64($0)) })
-        let memory = LayerMemory(revision: 100, pageCount: 1, changes: many, pushIDs: [:])
+        let memory = LayerMemory(revision: 100, pageCount: 1, changes: many, pushIDs: [:], namedOnlyKnownRecords: true)
         #expect(memory.changes?.after == 100 - LayerMemory.maximumRevisions)
         #expect(memory.changes?.shared.records.count == Int(LayerMemory.maximumRevisions))
         // Too many clients: none are kept.
@@ -114,14 +123,16 @@ struct LayerMemoryTests {
             uniqueKeysWithValues: (0...LayerMemory.maximumClients).map {
                 (ClientIdentity(userID: nil, clientID: "c\($0)"), Int64?.some(1))
             })
-        #expect(LayerMemory(revision: 1, pageCount: 1, changes: nil, pushIDs: clients).pushIDs.isEmpty)
+        #expect(
+            LayerMemory(revision: 1, pageCount: 1, changes: nil, pushIDs: clients, namedOnlyKnownRecords: true).pushIDs
+                .isEmpty)
     }
 
     @Test func aMemoryIsTakenForAMinuteAfterItsGroup() {
         let queue = LayerCommitQueue()
         let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
         let noted = Date(timeIntervalSince1970: 1_000_000)
-        var memory = LayerMemory(revision: 5, pageCount: 1, changes: nil, pushIDs: [:])
+        var memory = LayerMemory(revision: 5, pageCount: 1, changes: nil, pushIDs: [:], namedOnlyKnownRecords: true)
         memory.version = "42"
         queue.noteLastGroup(.init(revision: 5, foundAsLeft: true, memory: memory, notedAt: noted), on: key)
         let lifetime = LayerCommitQueue.memoryLifetime

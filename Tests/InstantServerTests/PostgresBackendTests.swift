@@ -665,6 +665,19 @@ struct PostgresBackendTests {
             #expect(try await push("c1", pushID: 3, ids: ["a0"], answersAfter: revision + 1) == 1, "a retry")
             #expect(try await storage.record(documentID: "d", layer: "", id: "a0")?.revision == revision + 2)
 
+            // After a group that named an older record, the next one reads first: pushes that edit
+            // older records one after the other (a form being filled) do not each cost a refused
+            // write. A group that named only records it knew, or absent ones, lets the next write
+            // without reading again.
+            try await resetCount()
+            #expect(try await push("c1", pushID: 4, ids: ["a1"], answersAfter: revision + 2) == 1)
+            #expect(try await push("c1", pushID: 5, ids: ["a2"], answersAfter: revision + 3) == 1)
+            #expect(try await count() == ["write": 3, "read": 2], "a refused write, then a read and a write each")
+            try await resetCount()
+            #expect(try await push("c1", pushID: 6, ids: ["c1-5"], answersAfter: revision + 4) == 1)
+            #expect(try await push("c1", pushID: 7, ids: ["c1-6"], answersAfter: revision + 5) == 1)
+            #expect(try await count() == ["write": 2, "read": 1], "a read and a write, then a write")
+
             // Commits that arrive while a locked group waits for the layer's lock (held here as
             // another node's transaction would hold it) join that group. The first group on a
             // layer locks it.

@@ -416,8 +416,12 @@ extension InstantStorage {
         if remembering {
             var pushIDs = remembered?.pushIDs ?? [:]
             for client in jobs.clients { pushIDs[client] = .some(group.lastPushIDs[client]) }
+            // The records named were known when each was changed after the changes known (or
+            // absent, as those not read).
+            let namedOnlyKnown = changedSince.map { since in read.records.allSatisfy { $0.revision > since } } ?? false
             outcome.memory = LayerMemory(
-                revision: group.layer.revision, pageCount: pageCount, changes: changed, pushIDs: pushIDs)
+                revision: group.layer.revision, pageCount: pageCount, changes: changed, pushIDs: pushIDs,
+                namedOnlyKnownRecords: namedOnlyKnown)
         }
         if let revised = outcome.revised {
             outcome.events = [.revisionChanged(documentID: layer.documentID, layer: layer.name, revision: revised)]

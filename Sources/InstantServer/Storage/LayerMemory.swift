@@ -20,6 +20,12 @@ struct LayerMemory: Sendable {
     var changes: ChangedRecords?
     /// The last push ids of the clients known here; `nil` for a client known to have none.
     var pushIDs: [ClientIdentity: Int64?]
+    /// Whether the records the group's commits named were all among the changes it knew (or
+    /// absent): when its pushes named older records (a form's fields filled, old annotations
+    /// edited), the next group reads before it writes rather than take the records its memory
+    /// lacks as absent (``GroupReadPlan/withoutReading(_:documentID:layer:)``), which would most
+    /// likely cost it a refused write.
+    var namedOnlyKnownRecords: Bool
     /// About how many bytes the memory takes.
     let byteCount: Int
 
@@ -34,12 +40,17 @@ struct LayerMemory: Sendable {
     static let recordOverhead = 160
 
     /// The memory of a group that left the layer at `revision` having read or written the records
-    /// changed after `changes.after` (when known) and the push ids in `pushIDs`; `version` is set
-    /// once the group wrote the layer's row.
-    init(revision: Int64, pageCount: Int, changes: ChangedRecords?, pushIDs: [ClientIdentity: Int64?]) {
+    /// changed after `changes.after` (when known) and the push ids in `pushIDs`, and whose commits
+    /// named only records among the changes it knew, or absent ones (`namedOnlyKnownRecords`);
+    /// `version` is set once the group wrote the layer's row.
+    init(
+        revision: Int64, pageCount: Int, changes: ChangedRecords?, pushIDs: [ClientIdentity: Int64?],
+        namedOnlyKnownRecords: Bool
+    ) {
         self.version = ""
         self.revision = revision
         self.pageCount = pageCount
+        self.namedOnlyKnownRecords = namedOnlyKnownRecords
         let kept = changes?.keeping(revisionsAfter: revision - Self.maximumRevisions, bytes: Self.maximumBytes)
         self.changes = kept?.changes
         self.pushIDs = pushIDs.count > Self.maximumClients ? [:] : pushIDs
@@ -137,7 +148,8 @@ struct GroupReadPlan {
 
     /// The layer and the records with the given ids as the memory has them, when the group needs
     /// to read nothing else (the memory knows every client's last push id and reaches back to the
-    /// changes the answers need, and its version is set); `nil` otherwise.
+    /// changes the answers need, and its version is set) and the group before it named only
+    /// records it knew or absent ones; `nil` otherwise.
     ///
     /// The records the memory's changes do not have were not changed since: they are either
     /// absent or older. The group takes them as absent (`assumedAbsent`), and its write applies
@@ -148,7 +160,9 @@ struct GroupReadPlan {
     func withoutReading(_ ids: [String], documentID: String, layer: String) -> (
         snapshot: LayerSnapshot, assumedAbsent: [String]
     )? {
-        guard let memory, !memory.version.isEmpty, clientsToRead.isEmpty, changedAfterToRead == nil else { return nil }
+        guard let memory, !memory.version.isEmpty, memory.changes != nil, memory.namedOnlyKnownRecords,
+            clientsToRead.isEmpty, changedAfterToRead == nil
+        else { return nil }
         var found: [String: StoredRecord] = [:]
         if let changes = memory.changes, !ids.isEmpty {
             let named = Set(ids)
