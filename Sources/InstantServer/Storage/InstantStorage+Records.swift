@@ -416,8 +416,8 @@ extension InstantStorage {
         if remembering {
             var pushIDs = remembered?.pushIDs ?? [:]
             for client in jobs.clients { pushIDs[client] = .some(group.lastPushIDs[client]) }
-            // The records named were known when each was changed after the changes known (or
-            // absent, as those not read).
+            // Every record named and found was known if it changed after the known changes begin
+            // (an absent one is not found).
             let namedOnlyKnown = changedSince.map { since in read.records.allSatisfy { $0.revision > since } } ?? false
             outcome.memory = LayerMemory(
                 revision: group.layer.revision, pageCount: pageCount, changes: changed, pushIDs: pushIDs,
