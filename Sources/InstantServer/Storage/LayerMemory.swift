@@ -160,14 +160,12 @@ struct GroupReadPlan {
     func withoutReading(_ ids: [String], documentID: String, layer: String) -> (
         snapshot: LayerSnapshot, assumedAbsent: [String]
     )? {
-        guard let memory, !memory.version.isEmpty, memory.changes != nil, memory.namedOnlyKnownRecords,
+        guard let memory, let changes = memory.changes, !memory.version.isEmpty, memory.namedOnlyKnownRecords,
             clientsToRead.isEmpty, changedAfterToRead == nil
         else { return nil }
         var found: [String: StoredRecord] = [:]
-        if let changes = memory.changes, !ids.isEmpty {
-            let named = Set(ids)
-            for record in changes.shared.records where named.contains(record.id) { found[record.id] = record }
-        }
+        let named = Set(ids)
+        for record in changes.shared.records where named.contains(record.id) { found[record.id] = record }
         let snapshot = LayerSnapshot(
             layer: StoredLayer(documentID: documentID, name: layer, revision: memory.revision),
             pageCount: memory.pageCount, version: memory.version,
