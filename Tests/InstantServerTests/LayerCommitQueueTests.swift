@@ -21,9 +21,28 @@ struct LayerCommitQueueTests {
     /// A job known by its name (carried as the one id it reads).
     static func job(_ name: String, outcomes: Outcomes) -> LayerCommitQueue.Job {
         LayerCommitQueue.Job(
-            push: nil, reading: [name], answerReadsChangesAfter: { _ in nil },
+            push: nil, reading: [name], answer: nil,
             run: { _, _ in { _ in {} } },
             fail: { _ in outcomes.note(name, "failed") })
+    }
+
+    /// A commit's answer is made in its group's transaction when the layer is at or a little past
+    /// the client's revision; a client far behind, or ahead of the layer, is answered after the
+    /// commit. A group that has not read the layer yet, expecting it at a revision or later, plans
+    /// its read on the answers the layer is not already too far past.
+    @Test func anAnswerIsMadeInItsGroupWhenTheLayerIsALittleAhead() {
+        let changes = AnsweredChanges(after: 10, withinRevisions: 64)
+        #expect(changes.readsChangesAfter(layerAt: 10) == 10)
+        #expect(changes.readsChangesAfter(layerAt: 74) == 10)
+        #expect(changes.readsChangesAfter(layerAt: 75) == nil, "too far behind")
+        #expect(changes.readsChangesAfter(layerAt: 9) == nil, "a revision the layer does not have")
+        #expect(changes.readsChangesAfter(layerAtLeast: 3) == 10, "a client ahead of the revision expected")
+        #expect(changes.readsChangesAfter(layerAtLeast: 74) == 10)
+        #expect(changes.readsChangesAfter(layerAtLeast: 75) == nil)
+        let anyDistance = AnsweredChanges(after: .min)
+        #expect(anyDistance.readsChangesAfter(layerAt: 5) == nil, "further behind than a revision can say")
+        #expect(anyDistance.readsChangesAfter(layerAtLeast: .max) == nil)
+        #expect(AnsweredChanges(after: 0).readsChangesAfter(layerAt: .max) == 0)
     }
 
     /// A group's transaction that fails before it took its jobs fails every job that waited for

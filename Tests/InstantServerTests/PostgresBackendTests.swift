@@ -68,6 +68,43 @@ struct PostgresBackendTests {
 
     /// Runs `body` on a PostgreSQL of its own that counts statements and their plans
     /// (`pg_stat_statements`), with the layer of ``makeLayer(_:revision:)``.
+    /// Starts counting a group's statements from zero (``statementCounts(_:)``).
+    static func resetStatementCounts(_ backend: PostgresBackend) async throws {
+        try await backend.readStatement { transaction in
+            try await (transaction as! PostgresTransaction).execute(
+                "SELECT pg_stat_statements_reset()", "resetting the count")
+        }
+    }
+
+    /// The statements run since the last reset (``withStatementCounts(_:)``), by what they are:
+    /// `BEGIN`, `lock`, `read`, `write` and `COMMIT` of groups; the others (another node's lock
+    /// held by a test, the pool's keep-alives) are left out.
+    static func statementCounts(_ backend: PostgresBackend) async throws -> [String: Int64] {
+        try await backend.readStatement { transaction in
+            let rows = try await (transaction as! PostgresTransaction).map(
+                """
+                SELECT query, calls FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    AND query NOT LIKE '%pg_stat_statements%'
+                """, "reading the count"
+            ) { try $0.decode((String, Int64).self) }
+            var counted: [String: Int64] = [:]
+            for (query, calls) in rows {
+                let kind =
+                    switch query {
+                    case let sql where sql.contains("FOR UPDATE OF layers"): "lock"
+                    case let sql where sql.contains("UNION ALL"): "read"
+                    case let sql where sql.hasPrefix("WITH revised AS"): "write"
+                    case "BEGIN", "COMMIT": query
+                    default: "other"
+                    }
+                counted[kind, default: 0] += calls
+            }
+            counted["other"] = nil
+            return counted
+        }
+    }
+
     static func withStatementCounts(_ body: (PostgresBackend, InstantStorage) async throws -> Void) async throws {
         let server = try await PostgresTestServer.start(settings: [
             "shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track_planning": "on",
@@ -569,39 +606,8 @@ struct PostgresBackendTests {
     /// arrive while a group waits for the lock join it.
     @Test func aGroupIsOneStatementTwoOrFiveWhenItLocksTheLayer() async throws {
         try await Self.withStatementCounts { backend, storage in
-            @Sendable func resetCount() async throws {
-                try await backend.readStatement { transaction in
-                    try await (transaction as! PostgresTransaction).execute(
-                        "SELECT pg_stat_statements_reset()", "resetting the count")
-                }
-            }
-            /// The statements run since the last reset, by what they are: `BEGIN`, `lock`, `read`,
-            /// `write`, `COMMIT`, and `other` (the other node's lock below, the pool's keep-alives).
-            @Sendable func count() async throws -> [String: Int64] {
-                try await backend.readStatement { transaction in
-                    let rows = try await (transaction as! PostgresTransaction).map(
-                        """
-                        SELECT query, calls FROM pg_stat_statements
-                        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-                            AND query NOT LIKE '%pg_stat_statements%'
-                        """, "reading the count"
-                    ) { try $0.decode((String, Int64).self) }
-                    var counted: [String: Int64] = [:]
-                    for (query, calls) in rows {
-                        let kind =
-                            switch query {
-                            case let sql where sql.contains("FOR UPDATE OF layers"): "lock"
-                            case let sql where sql.contains("UNION ALL"): "read"
-                            case let sql where sql.hasPrefix("WITH revised AS"): "write"
-                            case "BEGIN", "COMMIT": query
-                            default: "other"
-                            }
-                        counted[kind, default: 0] += calls
-                    }
-                    counted["other"] = nil
-                    return counted
-                }
-            }
+            @Sendable func resetCount() async throws { try await Self.resetStatementCounts(backend) }
+            @Sendable func count() async throws -> [String: Int64] { try await Self.statementCounts(backend) }
             let oneGroup: [String: Int64] = ["BEGIN": 1, "lock": 1, "read": 1, "write": 1, "COMMIT": 1]
             /// Pushes puts of `ids`; answers how many records changed after `answersAfter`.
             @Sendable func push(
@@ -614,7 +620,7 @@ struct PostgresBackendTests {
                     deciding: { _ in
                         LayerDecision(changes: ids.map { .put(StorageConformanceTests.annotation($0)) }, outcome: ())
                     },
-                    answerReadsChangesAfter: { _ in answersAfter },
+                    answerCarries: AnsweredChanges(after: answersAfter),
                     answering: { reader, _, _ in try await reader.records(changedAfter: answersAfter).count }
                 ).answer ?? -1
             }
@@ -637,11 +643,10 @@ struct PostgresBackendTests {
             for task in queued { answers.append(try await task.value) }
             #expect(answers == Array(repeating: 30 + 1 + 18, count: 9), "each answer sees the whole group")
             let grouped = try await count()
-            // The held commit reads nothing (no records named, no push, no answer): its group (the
-            // first since the layer's commits stopped coming, which locks the layer) has no read.
-            // The group of nine follows it and knows the revision it left: it does not lock the
-            // layer, and is a read and a write.
-            #expect(grouped == ["BEGIN": 1, "lock": 1, "read": 1, "write": 2, "COMMIT": 1])
+            // The held commit's group follows the first one, which locked the layer (it had no
+            // group before it here to go by): it reads first without the lock, and writes. The
+            // group of nine follows it and knows the revision it left: a read and a write.
+            #expect(grouped == ["read": 2, "write": 2])
 
             // The nine push again, one after the other. The memory of the group before knows their
             // push ids and the changes their answers need, and the records are new: a group
@@ -753,7 +758,7 @@ struct PostgresBackendTests {
                     deciding: { _ in
                         LayerDecision(changes: ids.map { .put(StorageConformanceTests.annotation($0)) }, outcome: ())
                     },
-                    answerReadsChangesAfter: { _ in 0 },
+                    answerCarries: AnsweredChanges(after: 0),
                     answering: { reader, _, _ in try await reader.records(changedAfter: 0).count })
             }
             let counted = try await backend.readStatement { transaction in
@@ -840,6 +845,100 @@ struct PostgresBackendTests {
             }
             #expect(stored == [["zero": 1], ["first": 2], ["theirs": 3], ["mine": 4]])
             #expect(try await nodeA.lastPushID(documentID: "d", layer: "", client: client) == pushID)
+        }
+    }
+
+    /// A client whose requests a load balancer sends to each node in turn: each node's group finds
+    /// the layer written by the other since its last group there, and reads it first without
+    /// locking it: a read and a write, answering what the client lacks. A group whose write finds
+    /// that the other node wrote the layer since its read (two nodes writing the layer at the same
+    /// time) writes nothing and runs again, locked; the node's next groups on the layer lock it too,
+    /// each counting down, and the one after them reads first without the lock again.
+    @Test func pushesToEachNodeInTurnReadFirstWithoutTheLock() async throws {
+        try await Self.withStatementCounts { backend, nodeA in
+            let nodeB = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            let client = ClientIdentity(userID: "u", clientID: "phone")
+            let pushIDs = NIOLockedValueBox<Int64>(0)
+            /// Pushes a put of `id` through `node`; the revision it took, and the ids its answer
+            /// carries (the changes after `base`). `deciding` runs in each of its decisions.
+            @Sendable func push(
+                _ node: InstantStorage, _ id: String, base: Int64,
+                deciding: @escaping @Sendable () async throws -> Void = {}
+            ) async throws -> (revision: Int64, answer: [String]) {
+                let pushID = pushIDs.withLockedValue { last in
+                    last += 1
+                    return last
+                }
+                let (result, _, answer) = try await node.apply(
+                    documentID: "d", layer: "", push: ClientPush(client: client, pushID: pushID), reading: [id],
+                    deciding: { _ in
+                        try await deciding()
+                        return LayerDecision(changes: [.put(StorageConformanceTests.annotation(id))], outcome: ())
+                    },
+                    answerCarries: AnsweredChanges(after: base, withinRevisions: 64),
+                    answering: { reader, _, _ in try await reader.records(changedAfter: base).map(\.id) })
+                return (result.revision, answer ?? [])
+            }
+            /// A push through node B, then one through node A, each with the revision of the last answer.
+            @Sendable func pushToEachInTurn(after revision: Int64) async throws -> Int64 {
+                let pushedToB = try await push(nodeB, "b\(revision)", base: revision)
+                let pushedToA = try await push(nodeA, "a\(revision)", base: pushedToB.revision)
+                #expect(pushedToA.answer == ["a\(revision)"], "each answer carries the push's own change")
+                return pushedToA.revision
+            }
+            // Each node's first group on the layer locks it.
+            var revision = try await push(nodeA, "first", base: 0).revision
+            revision = try await pushToEachInTurn(after: revision)
+            try await Self.resetStatementCounts(backend)
+            for _ in 0..<3 { revision = try await pushToEachInTurn(after: revision) }
+            #expect(try await Self.statementCounts(backend) == ["read": 6, "write": 6], "a read and a write each")
+            // A client that missed a change is answered it.
+            let missed = try await push(nodeB, "missed", base: revision - 1)
+            #expect(missed.answer == ["a\(revision - 2)", "missed"])
+            revision = missed.revision
+
+            // Node B writes between node A's read and its write.
+            try await Self.resetStatementCounts(backend)
+            let decisions = NIOLockedValueBox(0)
+            let refused = try await push(nodeA, "mine", base: revision) {
+                let decision = decisions.withLockedValue { count in
+                    count += 1
+                    return count
+                }
+                if decision == 1 {
+                    _ = try await nodeB.apply(
+                        [.put(StorageConformanceTests.annotation("theirs"))], documentID: "d", layer: "",
+                        onConditionFailure: .abortBatch)
+                }
+            }
+            #expect(decisions.withLockedValue { $0 } == 2, "decided again, against the layer B left")
+            #expect(refused.revision == revision + 2)
+            #expect(refused.answer == ["theirs", "mine"])
+            #expect(
+                try await Self.statementCounts(backend)
+                    == ["read": 3, "write": 3, "BEGIN": 1, "lock": 1, "COMMIT": 1],
+                "A's read and refused write, B's read and write, A's locked group")
+            let key = LayerCommitQueue.LayerKey(documentID: "d", layer: "")
+            let locks = LayerCommitQueue.lockedGroupsAfterRefusal
+            #expect(nodeA.commitQueue.lastGroup(on: key, at: Date())?.locksNext == locks)
+            revision = refused.revision
+            try await Self.resetStatementCounts(backend)
+            revision = try await pushToEachInTurn(after: revision)
+            // B's last group there found the layer as the one before it had left it: B goes by its
+            // memory of the layer. Its read finds the layer changed (A wrote), and B reads again,
+            // first without the lock, and writes. A locks the layer.
+            let afterRefusal = try await Self.statementCounts(backend)
+            #expect(afterRefusal == ["read": 3, "write": 2, "BEGIN": 1, "lock": 1, "COMMIT": 1])
+            #expect(nodeA.commitQueue.lastGroup(on: key, at: Date())?.locksNext == locks - 1)
+            for _ in 1..<locks { revision = try await pushToEachInTurn(after: revision) }
+            #expect(nodeA.commitQueue.lastGroup(on: key, at: Date())?.locksNext == 0)
+            try await Self.resetStatementCounts(backend)
+            _ = try await pushToEachInTurn(after: revision)
+            #expect(try await Self.statementCounts(backend) == ["read": 2, "write": 2], "A reads first again")
+            let stored = try await backend.read { transaction in
+                try await transaction.records(documentID: "d", layer: "", changedAfter: 0).count
+            }
+            #expect(stored == 1 + 2 * (locks + 5) + 3, "every push applied once")
         }
     }
 

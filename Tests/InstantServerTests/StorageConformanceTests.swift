@@ -788,10 +788,7 @@ struct StorageConformanceTests {
                     }
                     return LayerDecision(changes: changes, outcome: ())
                 },
-                answerReadsChangesAfter: { locked in
-                    #expect(locked == 1, "the group locked the layer after the first commit")
-                    return 1
-                },
+                answerCarries: AnsweredChanges(after: 1),
                 answering: { reader, _, _ in
                     #expect(reader.pageCount == 1)
                     return try await reader.records(changedAfter: 1).map { "\($0.id)@\($0.revision)" }
@@ -821,7 +818,7 @@ struct StorageConformanceTests {
             let (_, _, answer) = try await storage.apply(
                 documentID: "d", layer: "", push: nil, reading: [],
                 deciding: { _ in LayerDecision(changes: [.put(Self.annotation("n\(index)"))], outcome: ()) },
-                answerReadsChangesAfter: { _ in read.answersAfter },
+                answerCarries: AnsweredChanges(after: read.answersAfter),
                 answering: { reader, _, _ in
                     let (records, shared) = try await reader.changes(after: read.readsAfter)
                     let derived = shared?.derived { records in records.map { "\($0.id)@\($0.revision)" } }
@@ -861,7 +858,7 @@ struct StorageConformanceTests {
         let (result, _, answer) = try await storage.apply(
             documentID: "d", layer: "", push: ClientPush(client: client, pushID: 7),
             deciding: { _ in LayerDecision(changes: changes, outcome: ()) },
-            answerReadsChangesAfter: { _ in 0 },
+            answerCarries: AnsweredChanges(after: 0),
             answering: { reader, _, _ in try await reader.records(changedAfter: 0).map { "\($0.id)@\($0.revision)" } })
         #expect(result.revision == 2)
         #expect(result.applied.count == 1_234)

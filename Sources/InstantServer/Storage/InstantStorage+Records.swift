@@ -91,7 +91,7 @@ extension InstantStorage {
         try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: onConditionFailure,
             reading: changes.map(\.recordID), deciding: { _ in LayerDecision(changes: changes, outcome: ()) },
-            answerReadsChangesAfter: { _ in nil }, answering: { _, _, _ in () }
+            answerCarries: nil, answering: { _, _, _ in () }
         ).result
     }
 
@@ -119,7 +119,7 @@ extension InstantStorage {
     ) async throws -> (result: CommitResult, outcome: Outcome?) {
         let (result, outcome, _) = try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, reading: ids,
-            deciding: decide, answerReadsChangesAfter: { _ in nil }, answering: { _, _, _ in () })
+            deciding: decide, answerCarries: nil, answering: { _, _, _ in () })
         return (result, outcome)
     }
 
@@ -129,24 +129,24 @@ extension InstantStorage {
     /// commit's own or a later one of its group). That saves a client's push the read transaction its
     /// answer would need, but runs while the layer is locked: keep `answer` short.
     ///
-    /// `answerReadsChangesAfter` gets the layer's revision when its group transaction locked it and
-    /// says after which revision `answer` will ask the changed records
-    /// (``LayerReader/records(changedAfter:)``), which the group reads once for all its answers; or
-    /// `nil` not to answer in the transaction (a client far behind is better answered by
-    /// ``read(documentID:layer:_:)`` after the commit): then `answer` is not called, and the answer
-    /// is `nil`.
+    /// `answerCarries` says after which revision `answer` will ask the changed records
+    /// (``LayerReader/records(changedAfter:)``), which the group reads once for all its answers, and
+    /// how far behind the layer that revision may be for the answer to be made in the transaction
+    /// (a client far behind is better answered by ``read(documentID:layer:_:)`` after the commit);
+    /// `nil` not to answer in the transaction. When the answer is not made in the transaction,
+    /// `answer` is not called, and the answer is `nil`.
     public func apply<Outcome: Sendable, Answer: Sendable>(
         documentID: String,
         layer: String,
         push: ClientPush?,
         reading ids: [String] = [],
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
-        answerReadsChangesAfter changesAfter: @escaping @Sendable (_ lockedRevision: Int64) -> Int64?,
+        answerCarries changes: AnsweredChanges?,
         answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
     ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer?) {
         try await apply(
             documentID: documentID, layer: layer, push: push, onConditionFailure: .skipChange, reading: ids,
-            deciding: decide, answerReadsChangesAfter: changesAfter, answering: answer)
+            deciding: decide, answerCarries: changes, answering: answer)
     }
 
     /// The write path of every change to a layer's records: a commit queued for the layer's next
@@ -158,7 +158,7 @@ extension InstantStorage {
         onConditionFailure: ConditionFailurePolicy,
         reading ids: [String],
         deciding decide: @escaping @Sendable (LayerReader) async throws -> LayerDecision<Outcome>,
-        answerReadsChangesAfter changesAfter: @escaping @Sendable (_ lockedRevision: Int64) -> Int64?,
+        answerCarries changes: AnsweredChanges?,
         answering answer: @escaping @Sendable (LayerReader, CommitResult, Outcome?) async throws -> Answer
     ) async throws -> (result: CommitResult, outcome: Outcome?, answer: Answer?) {
         let now = clock()
@@ -167,7 +167,7 @@ extension InstantStorage {
             let job = LayerCommitQueue.Job(
                 push: push,
                 reading: ids,
-                answerReadsChangesAfter: changesAfter,
+                answer: changes,
                 run: { transaction, group in
                     let committed: (result: CommitResult, outcome: Outcome?)
                     do {
@@ -210,32 +210,51 @@ extension InstantStorage {
     /// and after the commit, each commit's caller and then the observers, by the delivery it
     /// returns (a caller's answer does not wait for the change messages of the group).
     /// Commits to one layer follow each other, on every server node, and each takes the revision
-    /// after the one before. A group does not lock the layer when its backend offers it and the
-    /// layer's last group here found the layer as the one before it here had left it (no other
-    /// node writes it, so this group most likely finds it as the last one left it):
-    /// ``commitWithoutLock(_:take:after:)``. The others, and one that finds the layer changed
-    /// by another writer after all, lock it (``commitLocked(_:take:remembering:written:)``). `written` is called
-    /// once the writes are done, before the commit of a locked group: the queue starts the next
-    /// group then.
+    /// after the one before. When its backend offers it, a group does not lock the layer
+    /// (``StorageBackend/optimistically(_:)``), unless it is the first here since the layer's
+    /// commits stopped coming or a group here found lately that another node wrote the layer at the
+    /// same time (``LayerCommitQueue/LastGroup/locksNext``):
+    /// - after a group here that found the layer as the one before it here had left it (no other
+    ///   node writes it, so this group most likely finds it as the last one left it), it goes by
+    ///   the node's memory of the layer: ``commitWithoutLock(_:take:after:)``;
+    /// - after one that found the layer written by another node (a client whose requests a load
+    ///   balancer sends to each node in turn), it reads everything first:
+    ///   ``commitReadingFirst(_:take:after:)``.
+    ///
+    /// The others, and one that finds the layer changed by another writer after all, lock it
+    /// (``commitLocked(_:take:remembering:written:)``). `written` is called once the writes are
+    /// done, before the commit of a locked group: the queue starts the next group then.
     private func commitGroup(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
         written: @escaping @Sendable () -> Void
     ) async throws -> LayerCommitQueue.Delivery {
-        let group: GroupOutcome
         let last = commitQueue.lastGroup(on: key, at: clock())
-        if let last, last.foundAsLeft, let unlocked = try await commitWithoutLock(key, take: take, after: last) {
-            group = unlocked
+        @Sendable func note(_ group: GroupOutcome, locksNext: Int) {
             commitQueue.noteLastGroup(
-                .init(revision: group.revision, foundAsLeft: true, memory: group.memory, notedAt: clock()), on: key)
+                .init(
+                    revision: group.revision, foundAsLeft: group.found == last?.revision, locksNext: locksNext,
+                    memory: group.memory, notedAt: clock()),
+                on: key)
             written()
+        }
+        var unlocked = UnlockedGroup.notTried
+        if let last, last.foundAsLeft {
+            unlocked = try await commitWithoutLock(key, take: take, after: last)
+        }
+        if let last, last.locksNext == 0, !last.foundAsLeft || unlocked.foundTheLayerChanged {
+            unlocked = try await commitReadingFirst(key, take: take, after: last)
+        }
+        let group: GroupOutcome
+        if case .written(let written) = unlocked {
+            group = written
+            note(group, locksNext: 0)
         } else {
-            group = try await commitLocked(key, take: take, remembering: last?.memory) { group in
-                self.commitQueue.noteLastGroup(
-                    .init(
-                        revision: group.revision, foundAsLeft: group.found == last?.revision, memory: group.memory,
-                        notedAt: self.clock()),
-                    on: key)
-                written()
+            let locksNext =
+                if case .refused = unlocked { LayerCommitQueue.lockedGroupsAfterRefusal } else {
+                    max((last?.locksNext ?? 0) - 1, 0)
+                }
+            group = try await commitLocked(key, take: take, remembering: last?.memory) {
+                note($0, locksNext: locksNext)
             }
         }
         return {
@@ -262,7 +281,7 @@ extension InstantStorage {
             let memory = remembered.flatMap { $0.holds(for: locked) ? $0 : nil }
             let jobs = take()
             let reading = jobs.reading
-            let answersAfter = jobs.map { $0.answerReadsChangesAfter(locked.layer.revision) }
+            let answersAfter = jobs.map { $0.answer?.readsChangesAfter(layerAt: locked.layer.revision) }
             let plan = GroupReadPlan(
                 remembering: memory, clients: jobs.clients, changesAfter: answersAfter.compactMap(\.self).min())
             let read = try await transaction.groupReads(
@@ -281,6 +300,25 @@ extension InstantStorage {
         }
     }
 
+    /// How a group that does not lock the layer ended.
+    private enum UnlockedGroup {
+        /// It wrote.
+        case written(GroupOutcome)
+        /// It wrote nothing: another writer changed the layer after the group read it, or after the
+        /// version its node's memory of the layer has.
+        case refused
+        /// It wrote nothing: its read found that another writer had changed the layer since the
+        /// group before it here (whose memory it went by).
+        case foundChanged
+        /// It wrote nothing for another reason (the backend has no such groups, the layer is
+        /// missing, a read needs the group's writes in the database), or was not tried.
+        case notTried
+
+        var foundTheLayerChanged: Bool {
+            if case .foundChanged = self { true } else { false }
+        }
+    }
+
     /// A group that does not lock the layer (``StorageBackend/optimistically(_:)``): it reads the
     /// layer with everything else, decides and answers in memory, and writes everything in one
     /// statement if the layer's row is still as it read it. It reads the changes the answers need
@@ -288,62 +326,117 @@ extension InstantStorage {
     /// and goes on only if it finds the layer as that group left it. When that memory has all the
     /// group needs, the group reads nothing first and writes on the memory's word
     /// (``GroupReadPlan/withoutReading(_:documentID:layer:)``); if the write finds the layer not as
-    /// the memory says, the group reads and runs again. `nil` when the backend has no such groups,
-    /// when the layer is missing or not as `last` left it, when another writer changed the layer
-    /// before the write, and when a read needs the group's writes in the database
-    /// (``GroupRecords/NeedsLayerLock``): then nothing was written and nobody answered, and the
-    /// group runs again, locked.
+    /// the memory says, the group reads and runs again. Unless it is written, nothing was written
+    /// and nobody answered, and the group runs again, locked.
     private func commitWithoutLock(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
         after last: LayerCommitQueue.LastGroup
-    ) async throws -> GroupOutcome? {
-        do {
-            return try await backend.optimistically { transaction -> GroupOutcome? in
-                let (documentID, layerName) = (key.documentID, key.layer)
-                let jobs = take()
-                let reading = jobs.reading
-                let answersAfter = jobs.map { $0.answerReadsChangesAfter(last.revision) }
-                // The memory is taken on trust for what to read, and checked with what was read.
-                let plan = GroupReadPlan(
-                    remembering: last.memory, clients: jobs.clients,
-                    changesAfter: answersAfter.compactMap(\.self).min())
-                /// Runs the jobs on the layer as `snapshot` has it and writes, if the layer is still
-                /// at its version and has none of the records of `absent`. A group on the memory's
-                /// word (`unread`) that writes nothing has nothing that checks that word: it reads.
-                func runAndWrite(on snapshot: LayerSnapshot, assumingAbsent absent: [String], unread: Bool)
-                    async throws -> GroupOutcome?
-                {
-                    var group = try await Self.run(
-                        jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
-                        read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
-                        answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true,
-                        from: last.memory)
-                    if unread && group.writesNothing { return nil }
-                    let (wrote, version) = try await transaction.finishCommits(
-                        documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
-                        pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version,
-                        assumingAbsent: absent)
-                    group.remember(written: version, found: last.memory)
-                    return wrote ? group : nil
-                }
-                if let unread = plan.withoutReading(reading, documentID: documentID, layer: layerName),
-                    let group = try await runAndWrite(
-                        on: unread.snapshot, assumingAbsent: unread.assumedAbsent, unread: true)
-                {
-                    return group
-                }
-                guard
-                    let snapshot = try await transaction.readGroup(
-                        documentID: documentID, layer: layerName, ids: reading, clients: plan.clientsToRead,
-                        changedAfter: plan.changedAfterToRead),
-                    snapshot.layer.revision == last.revision,
-                    last.memory.map({ $0.holds(for: snapshot.asLocked) }) ?? true
-                else { return nil }
-                return try await runAndWrite(on: snapshot, assumingAbsent: [], unread: false)
-            } ?? nil
-        } catch is GroupRecords.NeedsLayerLock {
-            return nil
+    ) async throws -> UnlockedGroup {
+        try await optimistically { transaction in
+            let (documentID, layerName) = (key.documentID, key.layer)
+            let jobs = take()
+            let reading = jobs.reading
+            let answersAfter = jobs.map { $0.answer?.readsChangesAfter(layerAt: last.revision) }
+            // The memory is taken on trust for what to read, and checked with what was read.
+            let plan = GroupReadPlan(
+                remembering: last.memory, clients: jobs.clients, changesAfter: answersAfter.compactMap(\.self).min())
+            /// Runs the jobs on the layer as `snapshot` has it and writes, if the layer is still at
+            /// its version and has none of the records of `absent`. A group on the memory's word
+            /// (`unread`) that writes nothing has nothing that checks that word: it reads.
+            func runAndWrite(on snapshot: LayerSnapshot, assumingAbsent absent: [String], unread: Bool)
+                async throws -> UnlockedGroup
+            {
+                let group = try await Self.run(
+                    jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
+                    read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
+                    answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true,
+                    from: last.memory)
+                if unread && group.writesNothing { return .refused }
+                return try await Self.write(
+                    group, in: transaction, key: key, on: snapshot, assumingAbsent: absent, found: last.memory)
+            }
+            if let unread = plan.withoutReading(reading, documentID: documentID, layer: layerName),
+                case .written(let group) = try await runAndWrite(
+                    on: unread.snapshot, assumingAbsent: unread.assumedAbsent, unread: true)
+            {
+                return .written(group)
+            }
+            guard
+                let snapshot = try await transaction.readGroup(
+                    documentID: documentID, layer: layerName, ids: reading, clients: plan.clientsToRead,
+                    changedAfter: plan.changedAfterToRead)
+            else { return .notTried }
+            guard snapshot.layer.revision == last.revision,
+                last.memory.map({ $0.holds(for: snapshot.asLocked) }) ?? true
+            else { return .foundChanged }
+            return try await runAndWrite(on: snapshot, assumingAbsent: [], unread: false)
         }
+    }
+
+    /// A group that does not lock the layer and has no memory of it to go by, its last group here
+    /// (`last`) having found it written by another node: it reads the layer, the records its
+    /// commits name, its clients' last push ids and the changes its answers need, in one statement,
+    /// then decides, answers and writes as ``commitWithoutLock(_:take:after:)`` does, the write
+    /// checking that no writer changed the layer since the read. Two statements where a locked
+    /// group has five.
+    ///
+    /// Not knowing the layer's revision before the read, it reads the changes after the lowest
+    /// revision its answers carry, counting only the answers that the layer, at the revision
+    /// `last` left or later, is not already too far past; it does not write (and the group runs
+    /// again, locked) when the layer it reads needs an answer from further back.
+    private func commitReadingFirst(
+        _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
+        after last: LayerCommitQueue.LastGroup
+    ) async throws -> UnlockedGroup {
+        try await optimistically { transaction in
+            let jobs = take()
+            let reading = jobs.reading
+            let changesAfter = jobs.compactMap { $0.answer?.readsChangesAfter(layerAtLeast: last.revision) }.min()
+            guard
+                let snapshot = try await transaction.readGroup(
+                    documentID: key.documentID, layer: key.layer, ids: reading, clients: jobs.clients,
+                    changedAfter: changesAfter)
+            else { return .notTried }
+            let revision = snapshot.layer.revision
+            let answersAfter = jobs.map { $0.answer?.readsChangesAfter(layerAt: revision) }
+            let unread = answersAfter.compactMap(\.self).filter { $0 < revision && $0 < changesAfter ?? revision }
+            guard unread.isEmpty else { return .notTried }
+            let group = try await Self.run(
+                jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
+                changedSince: changesAfter, reading: reading, answersAfter: answersAfter,
+                records: GroupRecords(flushes: false), remembering: true, from: nil)
+            return try await Self.write(
+                group, in: transaction, key: key, on: snapshot, assumingAbsent: [], found: nil)
+        }
+    }
+
+    /// Runs `body` as a group that does not lock the layer; ``UnlockedGroup/notTried`` when the
+    /// backend has no such groups or a read needs the group's writes in the database
+    /// (``GroupRecords/NeedsLayerLock``).
+    private func optimistically(
+        _ body: @escaping @Sendable (any OptimisticTransaction) async throws -> UnlockedGroup
+    ) async throws -> UnlockedGroup {
+        do {
+            return try await backend.optimistically(body) ?? .notTried
+        } catch is GroupRecords.NeedsLayerLock {
+            return .notTried
+        }
+    }
+
+    /// Writes what a group that does not lock the layer decided on the layer as `snapshot` has it,
+    /// if the layer's row still has the snapshot's version and none of the records of `absent`; the
+    /// group's memory takes the version it wrote, or that of the memory it `found` holding.
+    private static func write(
+        _ decided: GroupOutcome, in transaction: any OptimisticTransaction, key: LayerCommitQueue.LayerKey,
+        on snapshot: LayerSnapshot, assumingAbsent absent: [String], found: LayerMemory?
+    ) async throws -> UnlockedGroup {
+        var group = decided
+        let (wrote, version) = try await transaction.finishCommits(
+            documentID: key.documentID, layer: key.layer, writing: group.rows, revision: group.revised,
+            pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version, assumingAbsent: absent)
+        guard wrote else { return .refused }
+        group.remember(written: version, found: found)
+        return .written(group)
     }
 
     /// What a group decided, to write and then to report and deliver.

@@ -18,10 +18,9 @@ final class LayerCommitQueue: Sendable {
         var push: ClientPush?
         /// The records its decision reads, which the group reads beforehand for all its commits.
         var reading: [String]
-        /// Given the layer's revision when the group locked it, the revision its answer asks the
-        /// changes after, or `nil` when it is not answered in the transaction: the group reads them
-        /// once for all its answers.
-        var answerReadsChangesAfter: @Sendable (Int64) -> Int64?
+        /// The changes its answer carries, which the group reads once for all its answers; `nil`
+        /// when it is not answered in the transaction.
+        var answer: AnsweredChanges?
         /// Runs the commit inside the group's transaction on the layer as the commits before it
         /// left it (and updates it); returns how to answer once every commit of the group is
         /// written. It throws only what must fail the whole group (the database failed).
@@ -89,6 +88,11 @@ final class LayerCommitQueue: Sendable {
         /// Whether the group found the layer as the group before it here had left it: no other
         /// node wrote it in between.
         var foundAsLeft: Bool
+        /// How many of the layer's next groups here lock it rather than try without the lock: a
+        /// group whose write found that another writer had changed the layer since it read it
+        /// (two nodes writing the layer at the same time) makes the next
+        /// ``LayerCommitQueue/lockedGroupsAfterRefusal`` lock it, each counting one down.
+        var locksNext = 0
         /// What the group read and wrote of the layer, for the next group to read less.
         var memory: LayerMemory? = nil
         /// When the group was noted (the storage's clock).
@@ -111,6 +115,12 @@ final class LayerCommitQueue: Sendable {
     /// memory that would go beyond makes the others forgotten (their layers' next groups read from
     /// the database, and remember again).
     static let rememberedBytes = 64 << 20
+
+    /// How many groups on a layer lock it after a group that did not lock it found another
+    /// writer's changes at its write: where two nodes write a layer at the same time, most groups
+    /// that do not lock it would write nothing and run again, locked. The group after them tries
+    /// without the lock again.
+    static let lockedGroupsAfterRefusal = 16
 
     /// How long a last group's memory (``LayerMemory``) is taken by the next group on its layer.
     ///

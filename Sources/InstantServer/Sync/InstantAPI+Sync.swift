@@ -80,9 +80,7 @@ extension InstantAPI {
                 try await self.storage.apply(
                     documentID: documentID, layer: layer, push: push, reading: planner.referencedIDs,
                     deciding: planner.decide,
-                    answerReadsChangesAfter: { locked in
-                        baseRevision <= locked && locked - baseRevision <= Self.answerInCommitLimit ? baseRevision : nil
-                    },
+                    answerCarries: AnsweredChanges(after: baseRevision, withinRevisions: Self.answerInCommitLimit),
                     answering: { reader, result, outcome in try await answering(reader, result, outcome ?? []) })
             }
             let committed: CommitResult
@@ -135,7 +133,7 @@ extension InstantAPI {
     }
 
     /// How many revisions behind the layer a pushing client may be and still be answered inside its
-    /// commit's transaction (``InstantStorage/apply(documentID:layer:push:deciding:answering:)``).
+    /// commit's transaction (``AnsweredChanges/withinRevisions``).
     static let answerInCommitLimit: Int64 = 64
 
     /// Reads a sync answer: the records changed after the client's base revision (every live

@@ -1,0 +1,32 @@
+/// Which changes the answer of a commit carries, so that its group transaction reads them once
+/// for all its answers (``InstantStorage/apply(documentID:layer:push:reading:deciding:answerCarries:answering:)``):
+/// the records changed after ``after``, the revision the client has, when the layer is at most
+/// ``withinRevisions`` past it. A client further behind, or ahead of the layer (a revision the
+/// layer no longer has, after it was deleted and created again), is answered after the commit, so
+/// that its larger read does not hold up the layer's group.
+public struct AnsweredChanges: Sendable, Hashable {
+    /// The revision after which the answer carries the changed records.
+    public var after: Int64
+    /// How many revisions the layer may be past ``after`` for the group transaction to make the
+    /// answer.
+    public var withinRevisions: Int64
+
+    public init(after: Int64, withinRevisions: Int64 = .max) {
+        self.after = after
+        self.withinRevisions = withinRevisions
+    }
+
+    /// The revision after which the group reads the answer's changes when it finds the layer at
+    /// `revision`; `nil` when the answer is made after the commit.
+    func readsChangesAfter(layerAt revision: Int64) -> Int64? {
+        after <= revision ? readsChangesAfter(layerAtLeast: revision) : nil
+    }
+
+    /// The revision after which a group that has not read the layer yet, and expects it at
+    /// `revision` or later, reads the answer's changes: ``after``, unless the layer at `revision`
+    /// is already too far past it for the group to answer.
+    func readsChangesAfter(layerAtLeast revision: Int64) -> Int64? {
+        let (behind, overflow) = revision.subtractingReportingOverflow(after)
+        return !overflow && behind <= withinRevisions ? after : nil
+    }
+}
