@@ -327,7 +327,8 @@ extension InstantStorage {
     /// group needs, the group reads nothing first and writes on the memory's word
     /// (``GroupReadPlan/withoutReading(_:documentID:layer:)``); if the write finds the layer not as
     /// the memory says, the group reads and runs again. Unless it is written, nothing was written
-    /// and nobody answered, and the group runs again, locked.
+    /// and nobody answered: the group runs again, reading first when its read found the layer
+    /// changed since `last` (``commitReadingFirst(_:take:after:)``), locked otherwise.
     private func commitWithoutLock(
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
         after last: LayerCommitQueue.LastGroup
@@ -351,7 +352,7 @@ extension InstantStorage {
                     read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
                     answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true,
                     from: last.memory)
-                if unread && group.writesNothing { return .refused }
+                if unread && group.writesNothing { return .notTried }
                 return try await Self.write(
                     group, in: transaction, key: key, on: snapshot, assumingAbsent: absent, found: last.memory)
             }
@@ -373,8 +374,8 @@ extension InstantStorage {
         }
     }
 
-    /// A group that does not lock the layer and has no memory of it to go by, its last group here
-    /// (`last`) having found it written by another node: it reads the layer, the records its
+    /// A group that does not lock the layer and has no memory of it to go by, another node having
+    /// written the layer since the group before it here (`last`): it reads the layer, the records its
     /// commits name, its clients' last push ids and the changes its answers need, in one statement,
     /// then decides, answers and writes as ``commitWithoutLock(_:take:after:)`` does, the write
     /// checking that no writer changed the layer since the read. Two statements where a locked
