@@ -249,11 +249,16 @@ extension InstantStorage {
             group = written
             note(group, locksNext: 0)
         } else {
-            let locksNext =
-                if case .refused = unlocked { LayerCommitQueue.lockedGroupsAfterRefusal } else {
-                    max((last?.locksNext ?? 0) - 1, 0)
-                }
-            group = try await commitLocked(key, take: take, remembering: last?.memory) {
+            var locksNext = max((last?.locksNext ?? 0) - 1, 0)
+            if case .refused = unlocked {
+                locksNext = LayerCommitQueue.lockedGroupsAfterRefusal
+                logger.debug(
+                    "Another writer changed the layer while a group of this node wrote it: the group runs again, and the next groups here lock the layer.",
+                    metadata: [
+                        "document": "\(key.documentID)", "layer": "\(key.layer)", "lockedGroups": "\(locksNext)",
+                    ])
+            }
+            group = try await commitLocked(key, take: take, remembering: last?.memory) { [locksNext] in
                 note($0, locksNext: locksNext)
             }
         }
