@@ -606,8 +606,6 @@ struct PostgresBackendTests {
     /// arrive while a group waits for the lock join it.
     @Test func aGroupIsOneStatementTwoOrFiveWhenItLocksTheLayer() async throws {
         try await Self.withStatementCounts { backend, storage in
-            @Sendable func resetCount() async throws { try await Self.resetStatementCounts(backend) }
-            @Sendable func count() async throws -> [String: Int64] { try await Self.statementCounts(backend) }
             let oneGroup: [String: Int64] = ["BEGIN": 1, "lock": 1, "read": 1, "write": 1, "COMMIT": 1]
             /// Pushes puts of `ids`; answers how many records changed after `answersAfter`.
             @Sendable func push(
@@ -624,13 +622,13 @@ struct PostgresBackendTests {
                     answering: { reader, _, _ in try await reader.records(changedAfter: answersAfter).count }
                 ).answer ?? -1
             }
-            try await resetCount()
+            try await Self.resetStatementCounts(backend)
             #expect(try await push("alone", ids: (0..<30).map { "a\($0)" }) == 30)
-            let alone = try await count()
+            let alone = try await Self.statementCounts(backend)
             #expect(alone == oneGroup)
 
             // A commit holds the layer while nine others queue behind it: they make one group.
-            try await resetCount()
+            try await Self.resetStatementCounts(backend)
             let (holder, release) = await StorageConformanceTests.holdLayer(storage, putting: "held")
             let queued = (0..<9).map { client in
                 Task { try await push("c\(client)", ids: ["c\(client)-1", "c\(client)-2"]) }
@@ -642,7 +640,7 @@ struct PostgresBackendTests {
             var answers: [Int] = []
             for task in queued { answers.append(try await task.value) }
             #expect(answers == Array(repeating: 30 + 1 + 18, count: 9), "each answer sees the whole group")
-            let grouped = try await count()
+            let grouped = try await Self.statementCounts(backend)
             // The held commit's group follows the first one, which locked the layer (it had no
             // group before it here to go by): it reads first without the lock, and writes. The
             // group of nine follows it and knows the revision it left: a read and a write.
@@ -651,20 +649,20 @@ struct PostgresBackendTests {
             // The nine push again, one after the other. The memory of the group before knows their
             // push ids and the changes their answers need, and the records are new: a group
             // reads nothing and is one write, which checks that the records are absent.
-            try await resetCount()
+            try await Self.resetStatementCounts(backend)
             for client in 0..<9 {
                 #expect(try await push("c\(client)", pushID: 2, ids: ["c\(client)-3"]) == 49 + client + 1)
             }
-            #expect(try await count() == ["write": 9])
+            #expect(try await Self.statementCounts(backend) == ["write": 9])
 
             // A record the memory does not have (its changes start after the revision the last
             // answer asked from) is taken as absent; the write finds it there and writes nothing,
             // and the group reads it and writes again.
             let revision = try #require(try await storage.layer(documentID: "d", name: "")?.revision)
             #expect(try await push("c0", pushID: 3, ids: ["c0-4"], answersAfter: revision) == 1)
-            try await resetCount()
+            try await Self.resetStatementCounts(backend)
             #expect(try await push("c1", pushID: 3, ids: ["a0"], answersAfter: revision + 1) == 1)
-            #expect(try await count() == ["write": 2, "read": 1])
+            #expect(try await Self.statementCounts(backend) == ["write": 2, "read": 1])
             let edited = try await storage.record(documentID: "d", layer: "", id: "a0")
             #expect(edited?.revision == revision + 2, "the edit was applied once, after the refused write")
             #expect(try await push("c1", pushID: 3, ids: ["a0"], answersAfter: revision + 1) == 1, "a retry")
@@ -674,14 +672,17 @@ struct PostgresBackendTests {
             // older records one after the other (a form being filled) do not each cost a refused
             // write. A group that named only records it knew, or absent ones, lets the next write
             // without reading again.
-            try await resetCount()
+            try await Self.resetStatementCounts(backend)
             #expect(try await push("c1", pushID: 4, ids: ["a1"], answersAfter: revision + 2) == 1)
             #expect(try await push("c1", pushID: 5, ids: ["a2"], answersAfter: revision + 3) == 1)
-            #expect(try await count() == ["write": 3, "read": 2], "a refused write, then a read and a write each")
-            try await resetCount()
+            #expect(
+                try await Self.statementCounts(backend) == ["write": 3, "read": 2],
+                "a refused write, then a read and a write each")
+            try await Self.resetStatementCounts(backend)
             #expect(try await push("c1", pushID: 6, ids: ["c1-5"], answersAfter: revision + 4) == 1)
             #expect(try await push("c1", pushID: 7, ids: ["c1-6"], answersAfter: revision + 5) == 1)
-            #expect(try await count() == ["write": 2, "read": 1], "a read and a write, then a write")
+            #expect(
+                try await Self.statementCounts(backend) == ["write": 2, "read": 1], "a read and a write, then a write")
 
             // Commits that arrive while a locked group waits for the layer's lock (held here as
             // another node's transaction would hold it) join that group. The first group on a
@@ -703,7 +704,7 @@ struct PostgresBackendTests {
             for await _ in locked { break }
             let first = Task { try await push("late0", ids: ["late0"], layer: "late") }
             #expect(try await eventually { try await Self.lockWaiters(backend) == 1 })
-            try await resetCount()
+            try await Self.resetStatementCounts(backend)
             let later = (1..<3).map { client in
                 Task { try await push("late\(client)", ids: ["late\(client)"], layer: "late") }
             }
@@ -714,7 +715,7 @@ struct PostgresBackendTests {
             var lateAnswers = [try await first.value]
             for task in later { lateAnswers.append(try await task.value) }
             #expect(lateAnswers == Array(repeating: 3, count: 3), "\(lateAnswers)")
-            let joined = try await count()
+            let joined = try await Self.statementCounts(backend)
             #expect(
                 joined == ["lock": 1, "read": 1, "write": 1, "COMMIT": 2],
                 "one group (its BEGIN before the count), and the other node's COMMIT")
