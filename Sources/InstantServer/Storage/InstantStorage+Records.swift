@@ -346,24 +346,10 @@ extension InstantStorage {
             // The memory is taken on trust for what to read, and checked with what was read.
             let plan = GroupReadPlan(
                 remembering: last.memory, clients: jobs.clients, changesAfter: answersAfter.compactMap(\.self).min())
-            /// Runs the jobs on the layer as `snapshot` has it and writes, if the layer is still at
-            /// its version and has none of the records of `absent`. A group on the memory's word
-            /// (`unread`) that writes nothing has nothing that checks that word: it reads.
-            func runAndWrite(on snapshot: LayerSnapshot, assumingAbsent absent: [String], unread: Bool)
-                async throws -> UnlockedGroup
-            {
-                let group = try await Self.run(
-                    jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
-                    read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
-                    answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true,
-                    from: last.memory)
-                if unread && group.writesNothing { return .notTried }
-                return try await Self.write(
-                    group, in: transaction, key: key, on: snapshot, assumingAbsent: absent, found: last.memory)
-            }
             if let unread = plan.withoutReading(reading, documentID: documentID, layer: layerName),
-                case .written(let group) = try await runAndWrite(
-                    on: unread.snapshot, assumingAbsent: unread.assumedAbsent, unread: true)
+                case .written(let group) = try await Self.runAndWrite(
+                    jobs, reading: reading, plan: plan, answersAfter: answersAfter, on: unread.snapshot,
+                    assumingAbsent: unread.assumedAbsent, unread: true, in: transaction, key: key)
             {
                 return .written(group)
             }
@@ -375,7 +361,9 @@ extension InstantStorage {
             guard snapshot.layer.revision == last.revision,
                 last.memory.map({ $0.holds(for: snapshot.asLocked) }) ?? true
             else { return .foundChanged }
-            return try await runAndWrite(on: snapshot, assumingAbsent: [], unread: false)
+            return try await Self.runAndWrite(
+                jobs, reading: reading, plan: plan, answersAfter: answersAfter, on: snapshot, assumingAbsent: [],
+                unread: false, in: transaction, key: key)
         }
     }
 
@@ -398,21 +386,19 @@ extension InstantStorage {
             let jobs = take()
             let reading = jobs.reading
             let changesAfter = jobs.compactMap { $0.answer?.readsChangesAfter(layerAtLeast: last.revision) }.min()
+            let plan = GroupReadPlan(remembering: nil, clients: jobs.clients, changesAfter: changesAfter)
             guard
                 let snapshot = try await transaction.readGroup(
-                    documentID: key.documentID, layer: key.layer, ids: reading, clients: jobs.clients,
-                    changedAfter: changesAfter)
+                    documentID: key.documentID, layer: key.layer, ids: reading, clients: plan.clientsToRead,
+                    changedAfter: plan.changedAfterToRead)
             else { return .notTried }
             let revision = snapshot.layer.revision
             let answersAfter = jobs.map { $0.answer?.readsChangesAfter(layerAt: revision) }
             let unread = answersAfter.compactMap(\.self).filter { $0 < revision && $0 < changesAfter ?? revision }
             guard unread.isEmpty else { return .notTried }
-            let group = try await Self.run(
-                jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
-                changedSince: changesAfter, reading: reading, answersAfter: answersAfter,
-                records: GroupRecords(flushes: false), remembering: true, from: nil)
-            return try await Self.write(
-                group, in: transaction, key: key, on: snapshot, assumingAbsent: [], found: nil)
+            return try await Self.runAndWrite(
+                jobs, reading: reading, plan: plan, answersAfter: answersAfter, on: snapshot, assumingAbsent: [],
+                unread: false, in: transaction, key: key)
         }
     }
 
@@ -429,19 +415,26 @@ extension InstantStorage {
         }
     }
 
-    /// Writes what a group that does not lock the layer decided on the layer as `snapshot` has it,
-    /// if the layer's row still has the snapshot's version and none of the records of `absent`; the
-    /// group's memory takes the version it wrote, or that of the memory it `found` holding.
-    private static func write(
-        _ decided: GroupOutcome, in transaction: any OptimisticTransaction, key: LayerCommitQueue.LayerKey,
-        on snapshot: LayerSnapshot, assumingAbsent absent: [String], found: LayerMemory?
+    /// Runs the jobs of a group that does not lock the layer on the layer as `snapshot` has it,
+    /// with what `plan`'s memory adds, and writes if the layer's row still has the snapshot's
+    /// version and the layer none of the records of `absent`; the group's memory takes the version
+    /// it wrote, or that of the plan's memory. A group on the memory's word (`unread`) that would
+    /// write nothing has nothing that checks that word: it is not tried, and reads.
+    private static func runAndWrite(
+        _ jobs: [LayerCommitQueue.Job], reading: [String], plan: GroupReadPlan, answersAfter: [Int64?],
+        on snapshot: LayerSnapshot, assumingAbsent absent: [String], unread: Bool,
+        in transaction: any OptimisticTransaction, key: LayerCommitQueue.LayerKey
     ) async throws -> UnlockedGroup {
-        var group = decided
+        var group = try await run(
+            jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
+            read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
+            answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true, from: plan.memory)
+        if unread && group.writesNothing { return .notTried }
         let (wrote, version) = try await transaction.finishCommits(
             documentID: key.documentID, layer: key.layer, writing: group.rows, revision: group.revised,
             pushes: group.pushes, announcing: group.events, ifUnchangedSince: snapshot.version, assumingAbsent: absent)
         guard wrote else { return .refused }
-        group.remember(written: version, found: found)
+        group.remember(written: version, found: plan.memory)
         return .written(group)
     }
 
