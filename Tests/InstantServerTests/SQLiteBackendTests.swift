@@ -68,6 +68,25 @@ struct SQLiteBackendTests {
         #expect(exists == false, "the failed transaction rolled back")
     }
 
+    /// A commit is on the disk when it returns, so that an acknowledged push survives a power
+    /// loss: the writer flushes the log on every commit (`synchronous = FULL`, 2), where the pool,
+    /// turning WAL mode on, would flush it only at checkpoints (NORMAL, 1).
+    @Test func everyCommitIsFlushedToTheDisk() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try InstantStorage.sqlite(
+            databasePath: directory.url.appendingPathComponent("instant.sqlite").path,
+            pdfDirectory: directory.url.appendingPathComponent("pdfs"))
+        let backend = try #require(storage.backend as? SQLiteBackend)
+        let (journal, synchronous) = try await backend.write { transaction in
+            try await #require(transaction as? SQLiteTransaction).run { db in
+                (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"))
+            }
+        }
+        #expect(journal == "wal")
+        #expect(synchronous == 2, "the writer's synchronous setting")
+    }
+
     /// Commits leave their pages in the log; the checkpointer copies them into the database file
     /// on a connection of its own, while the writer goes on.
     @Test func theLogIsCopiedIntoTheDatabaseFileBesideTheWriter() async throws {

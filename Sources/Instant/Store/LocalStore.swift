@@ -27,9 +27,12 @@ final class LocalStore: Sendable {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
             configuration.busyMode = .timeout(10)
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             pool = try DatabasePool(
                 path: directory.appendingPathComponent(Self.databaseFile).path, configuration: configuration)
+            // A change is on the disk when `add` returns, even after a power loss. Set on the writer
+            // once the pool has opened it: the pool turns WAL mode on after `prepareDatabase`, and
+            // with it `synchronous` down to NORMAL, which flushes the log only at checkpoints.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.migrator.migrate(pool)
             clientID = try pool.write { db in
                 if let id = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'client_id'") { return id }

@@ -29,10 +29,14 @@ public final class SQLiteBackend: StorageBackend {
             configuration.busyMode = .timeout(10)
             configuration.label = "instant"
             configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.writerCheckpointPages)")
             }
             pool = try DatabasePool(path: path, configuration: configuration)
+            // Every commit is flushed to the disk before it returns, so that an acknowledged push
+            // survives a power loss. Set on the writer once the pool has opened it: the pool turns
+            // WAL mode on after `prepareDatabase`, and with it `synchronous` down to NORMAL, which
+            // flushes the log only at checkpoints.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.migrator.migrate(pool)
             checkpointer = try SQLiteCheckpointer(path: path, timingOn: Self.groupCommitLoop.next())
         } catch {
