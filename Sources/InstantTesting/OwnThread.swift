@@ -34,24 +34,47 @@ public final class HeavyWorkExecutor: TaskExecutor {
     public static let shared = HeavyWorkExecutor(threads: ProcessInfo.processInfo.activeProcessorCount)
 
     private let queue = JobQueue()
+    private let members = Members()
 
     /// Starts `threads` threads (at least one) that live as long as the process, each with a stack
     /// of 16 MiB as ``onOwnThread(_:)``'s: a debug build's recursive descent into a deep file needs
     /// more than the default.
     private init(threads: Int) {
         for index in 0..<max(1, threads) {
-            let thread = Thread { [queue] in
-                // Named from the thread itself, since Foundation names only the current thread.
-                Thread.current.name = "heavy-test-\(index)"
+            let started = DispatchSemaphore(value: 0)
+            let thread = Thread { [queue, members] in
+                members.add(pthread_self())
+                started.signal()
                 while true { queue.take().runSynchronously(on: self.asUnownedTaskExecutor()) }
             }
             thread.stackSize = 16 << 20
             thread.start()
+            started.wait()
+            // Named for debuggers and profilers once started: on Linux, Foundation names a thread
+            // only when its start has returned, which a name set from inside the thread can precede.
+            thread.name = "heavy-test-\(index)"
         }
     }
 
+    /// Whether the calling code runs on one of the executor's threads.
+    public var runsTheCurrentThread: Bool { members.contains(pthread_self()) }
+
     public func enqueue(_ job: consuming ExecutorJob) {
         queue.put(UnownedJob(job))
+    }
+
+    /// The executor's threads, each added by itself before it takes a job.
+    private final class Members: @unchecked Sendable {
+        private let lock = NSLock()
+        private var threads: [pthread_t] = []
+
+        func add(_ thread: pthread_t) {
+            lock.withLock { threads.append(thread) }
+        }
+
+        func contains(_ thread: pthread_t) -> Bool {
+            lock.withLock { threads.contains { pthread_equal($0, thread) != 0 } }
+        }
     }
 
     /// The jobs waiting for a thread, first come first served.
