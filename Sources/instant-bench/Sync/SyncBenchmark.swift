@@ -137,11 +137,15 @@ struct SyncBenchmark: AsyncParsableCommand {
 
         if idle > 0 && !throughputOnly {
             let memory = try await IdleListeners.measure(api: api, count: idle)
+            let unsettled =
+                memory.unsettled == 0
+                ? "" : ", \(memory.unsettled) neither open nor failed after \(IdleListeners.stall)"
             print(
-                String(
-                    format: "idle listeners: %d open, server RSS %.1f MiB before, %.1f MiB with them (%.1f KiB each)",
-                    memory.open, memory.before / 1_048_576, memory.after / 1_048_576,
-                    (memory.after - memory.before) / Double(max(1, memory.open)) / 1024))
+                "idle listeners: \(memory.open) open\(unsettled), "
+                    + String(
+                        format: "server RSS %.1f MiB before, %.1f MiB with them (%.1f KiB each)",
+                        memory.before / 1_048_576, memory.after / 1_048_576,
+                        (memory.after - memory.before) / Double(max(1, memory.open)) / 1024))
         }
     }
 }
