@@ -6,7 +6,8 @@ enum IdleListeners {
         var ready: Set<Int> = []
         var failed: Set<Int> = []
         func markReady(_ index: Int) { ready.insert(index) }
-        func markFailed(_ index: Int) { failed.insert(index) }
+        /// A listener that failed after it opened stays counted as open, once.
+        func markFailed(_ index: Int) { if !ready.contains(index) { failed.insert(index) } }
         var settled: Int { ready.count + failed.count }
     }
 
@@ -15,8 +16,8 @@ enum IdleListeners {
     static let perDocument = 100
 
     /// How long the listeners may go without one of them opening or failing before the
-    /// measure goes on without the rest: a connection that the server's backlog dropped while the
-    /// client took it for open neither opens nor fails until TCP gives up, many minutes later.
+    /// measure goes on without the rest, and reports them: one run waited for a last listener for
+    /// over ten minutes, both processes idle.
     static let stall = Duration.seconds(30)
 
     static func measure(api: BenchAPI, count: Int) async throws -> (
@@ -48,7 +49,8 @@ enum IdleListeners {
         let (ready, failed) = (await counter.ready, await counter.failed)
         for index in ready { sockets[index].stop() }
         for index in ready { await sockets[index].task.value }
-        // The others end when TCP gives up on them, or with the process.
+        // The ones that neither opened nor failed end when their connection does, or with the
+        // process.
         for (index, socket) in sockets.enumerated() where !ready.contains(index) && !failed.contains(index) {
             socket.task.cancel()
         }
