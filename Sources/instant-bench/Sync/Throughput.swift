@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import InstantJSON
+import InstantServer
 
 /// Changes per second the server accepts from concurrent writers.
 enum Throughput {
@@ -115,8 +116,7 @@ enum RawSQLite {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
         let pool = try DatabasePool(path: path)
-        // As the server: set once the pool is open, since opening it sets NORMAL.
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        try SQLiteBackend.flushEveryCommit(of: pool)
         try pool.write { db in
             try db.execute(
                 sql: "CREATE TABLE records (id TEXT PRIMARY KEY, revision INTEGER, content BLOB, updated_at REAL)")

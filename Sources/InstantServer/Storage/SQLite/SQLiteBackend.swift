@@ -32,11 +32,7 @@ public final class SQLiteBackend: StorageBackend {
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.writerCheckpointPages)")
             }
             pool = try DatabasePool(path: path, configuration: configuration)
-            // Every commit is flushed to the disk before it returns, so that an acknowledged push
-            // survives a power loss. Set on the writer once the pool has opened it: the pool turns
-            // WAL mode on after `prepareDatabase`, and with it `synchronous` down to NORMAL, which
-            // flushes the log only at checkpoints.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try Self.flushEveryCommit(of: pool)
             try Self.migrator.migrate(pool)
             checkpointer = try SQLiteCheckpointer(path: path, timingOn: Self.groupCommitLoop.next())
         } catch {
@@ -49,6 +45,14 @@ public final class SQLiteBackend: StorageBackend {
     }
 
     public var description: String { "SQLite at \(path)" }
+
+    /// Makes every commit of `pool` flushed to the disk before it returns, so that an acknowledged
+    /// push survives a power loss (`synchronous = FULL`). Call it once the pool is open: a pool
+    /// turns WAL mode on after `prepareDatabase`, and with it `synchronous` down to NORMAL, which
+    /// flushes the log only at checkpoints. SQLite refuses the change inside a transaction.
+    public static func flushEveryCommit(of pool: DatabasePool) throws {
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+    }
 
     /// Sets SQLite up for a server process; call it first thing, before any database opens (SQLite
     /// takes its settings only then) and while no other thread uses SQLite.
