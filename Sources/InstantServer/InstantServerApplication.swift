@@ -19,7 +19,7 @@ import ServiceLifecycle
 ///   - importer: Reads uploaded PDFs.
 ///   - logger: The server's logger.
 ///   - metrics: The registry `/metrics` serves in the Prometheus text format; request counts and
-///     durations are recorded in it.
+///     durations are recorded in it, and the server's own measures (``ServerMetrics``).
 ///   - pdfWork: Runs uploads and exports; by default a pool as ``InstantServerConfiguration/pdfProcessing``
 ///     says. The application runs it as a service, which stops its workers when the server stops.
 ///   - onServerRunning: Called with the bound port once the server listens (tests use it to learn
@@ -34,7 +34,7 @@ public func buildInstantApplication(
     pdfWork: PDFWorkPool? = nil,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
-    let events = LayerEvents(limits: configuration.clientLimits.listening)
+    let events = LayerEvents(limits: configuration.clientLimits.listening, metrics: ServerMetrics(registry: metrics))
     let pdfWork = pdfWork ?? PDFWorkPool(configuration: configuration.pdfProcessing)
     let routers = try await buildInstantRouters(
         configuration: configuration,
@@ -78,8 +78,10 @@ public func buildInstantRouters(
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     pdfWork: PDFWorkPool
 ) async throws -> (http: Router<InstantRequestContext>, listening: ListeningEndpoint) {
-    let events = events ?? LayerEvents(limits: configuration.clientLimits.listening)
+    let serverMetrics = ServerMetrics(registry: metrics)
+    let events = events ?? LayerEvents(limits: configuration.clientLimits.listening, metrics: serverMetrics)
     storage.addObserver(events)
+    storage.addObserver(serverMetrics)
     let api = InstantAPI(
         storage: storage, importer: importer, configuration: configuration, events: events, pdfWork: pdfWork)
     var verifier: ClientTokenVerifier?

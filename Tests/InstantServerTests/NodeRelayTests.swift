@@ -1,5 +1,6 @@
 import Foundation
 import InstantTesting
+import Prometheus
 import Synchronization
 import Testing
 
@@ -34,6 +35,11 @@ final class InMemoryNodeHub: Sendable {
     }
 
     var endpoint: Endpoint { Endpoint(hub: self) }
+
+    /// Tells every node that the channel came back after it was down.
+    func reconnect() {
+        for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.yield(.reconnected) }
+    }
 }
 
 @Suite("Server nodes sharing one database", .timeLimit(.minutes(10)))
@@ -52,8 +58,11 @@ struct NodeRelayTests {
         let relay: Task<Void, Never>
     }
 
-    static func node(_ hub: InMemoryNodeHub, storage: InstantStorage, renewal: Duration = .milliseconds(100)) -> Node {
-        let events = LayerEvents(limits: ListeningLimits(presenceInterval: .milliseconds(10)))
+    static func node(
+        _ hub: InMemoryNodeHub, storage: InstantStorage, renewal: Duration = .milliseconds(100),
+        metrics: ServerMetrics = ServerMetrics(registry: PrometheusCollectorRegistry())
+    ) -> Node {
+        let events = LayerEvents(limits: ListeningLimits(presenceInterval: .milliseconds(10)), metrics: metrics)
         let relay = NodeRelay(channel: hub.endpoint, events: events, storage: storage, presenceRenewal: renewal)
         return Node(events: events, relay: Task { try? await relay.run() })
     }
@@ -147,5 +156,31 @@ struct NodeRelayTests {
             try await eventually {
                 await b.events.state(of: Self.layer, listener: carol.id).isRevoked
             })
+    }
+
+    /// A node counts the messages of the other nodes by kind, and the times their channel came back.
+    @Test func aNodeCountsWhatItHearsAndTheReturnsOfTheChannel() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let storage = try InstantStorage.sqlite(directory: directory.url)
+        let hub = InMemoryNodeHub()
+        let registry = PrometheusCollectorRegistry()
+        let node = Self.node(hub, storage: storage, metrics: ServerMetrics(registry: registry))
+        defer { node.relay.cancel() }
+        func sample(_ series: String) -> Double {
+            ServerMetricsTests.Samples(text: String(decoding: registry.emitToBuffer(), as: UTF8.self))[series] ?? 0
+        }
+        // Sent until the relay, which starts on its own, hears one.
+        #expect(
+            try await eventually {
+                try await hub.endpoint.publish(.committed(.revisionChanged(documentID: "d", layer: "", revision: 3)))
+                return sample(#"instant_node_messages_total{kind="commit"}"#) >= 1
+            })
+        #expect(sample(#"instant_node_messages_total{kind="presence"}"#) == 0)
+        try await hub.endpoint.publish(.presence(node: "other", documentID: "d", layer: "", entries: []))
+        #expect(try await eventually { sample(#"instant_node_messages_total{kind="presence"}"#) == 1 })
+        #expect(sample("instant_node_channel_reconnections_total") == 0)
+        hub.reconnect()
+        #expect(try await eventually { sample("instant_node_channel_reconnections_total") == 1 })
     }
 }

@@ -795,6 +795,8 @@ struct PostgresBackendTests {
             try await Self.makeLayer(backend)
             let nodeA = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
             let nodeB = InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            let heard = EventRecorder()
+            nodeA.addObserver(heard)
             // A's push queues behind a second group on A, which finds the layer as the first one
             // left it: A's push's group does not lock the layer. With `knownClient`, A's memory of
             // the layer has the client's last push id, and the group does not read either.
@@ -846,6 +848,10 @@ struct PostgresBackendTests {
             }
             #expect(stored == [["zero": 1], ["first": 2], ["theirs": 3], ["mine": 4]])
             #expect(try await nodeA.lastPushID(documentID: "d", layer: "", client: client) == pushID)
+            // The node's observers hear that the group ran again, locked.
+            #expect(try await eventually { heard.groups.count == 3 })
+            #expect(heard.groups.map(\.ranAgain) == [false, false, true])
+            #expect(heard.groups.last?.path == .locked)
         }
     }
 

@@ -653,6 +653,39 @@ struct StorageConformanceTests {
         #expect(sets.dropFirst().allSatisfy { $0.records.count == 1 && $0.records[0].revision == $0.revision })
     }
 
+    /// Observers hear how each group transaction went: its commits, its time and how it made sure
+    /// that it saw the layer as the last writer left it. On SQLite every group locks the layer; on
+    /// PostgreSQL the first group of a node locks it, the next reads it in one statement, and the
+    /// ones after go by what the node remembers of it.
+    @Test(arguments: StorageKind.available)
+    func observersHearHowEachGroupWent(_ kind: StorageKind) async throws {
+        let (fixture, heard) = try await Self.observedDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        for index in 0..<3 {
+            _ = try await storage.apply(
+                [.put(Self.annotation("S\(index)"))], documentID: "d", layer: "", onConditionFailure: .abortBatch)
+            // Observers hear of a group after its callers have their outcomes.
+            #expect(try await eventually { heard.groups.count == index + 1 })
+        }
+        let paths: [GroupCommitReport.Path] =
+            kind == .sqlite ? [.locked, .locked, .locked] : [.locked, .readFirst, .remembered]
+        #expect(heard.groups.map(\.path) == paths)
+        #expect(heard.groups.allSatisfy { $0.commits == 1 && !$0.ranAgain && $0.duration > .zero })
+
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    _ = try? await storage.apply(
+                        [.put(Self.annotation("R\(index)"))], documentID: "d", layer: "",
+                        onConditionFailure: .abortBatch)
+                }
+            }
+        }
+        #expect(try await eventually { heard.groups.reduce(0) { $0 + $1.commits } == 23 })
+        #expect(heard.groups.contains { $0.commits > 1 }, "commits that arrive together share a transaction")
+    }
+
     /// A page of a layer's records comes from the database filtered and paged: live records of one
     /// kind, by id, on one page of the document when asked, from an offset, with whether more follow.
     @Test(arguments: StorageKind.available)
@@ -950,13 +983,17 @@ struct StorageConformanceTests {
     }
 }
 
-/// Keeps the events and the change sets a storage reports, in order.
+/// Keeps the events, the change sets and the group reports a storage reports, in order.
 final class EventRecorder: StorageObserver {
     private let recorded = Mutex<[StorageEvent]>([])
     private let recordedChanges = Mutex<[[LayerChangeSet]]>([])
+    private let recordedGroups = Mutex<[GroupCommitReport]>([])
     var events: [StorageEvent] { recorded.withLock { $0 } }
     /// The change sets of each transaction that wrote records.
     var changes: [[LayerChangeSet]] { recordedChanges.withLock { $0 } }
+    /// How each group transaction went.
+    var groups: [GroupCommitReport] { recordedGroups.withLock { $0 } }
     func recordsCommitted(_ changes: [LayerChangeSet]) async { recordedChanges.withLock { $0.append(changes) } }
     func storageCommitted(_ events: [StorageEvent]) async { recorded.withLock { $0 += events } }
+    func groupCommitted(_ report: GroupCommitReport) { recordedGroups.withLock { $0.append(report) } }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import InstantJSON
 import NIOCore
+import Prometheus
 import Synchronization
 
 /// The realtime side of the server: wakes the listeners of a layer when its revision goes up,
@@ -103,6 +104,15 @@ public actor LayerEvents {
         case signal(@Sendable () -> Void)
         /// Its state, handed over on its event loop.
         case notify(any EventLoop, @Sendable (State) -> Void)
+
+        /// The transport of the listeners woken this way: a long poll waits for a signal, a
+        /// listening WebSocket is handed its state.
+        var transport: ServerMetrics.ListenerTransport {
+            switch self {
+            case .signal: .longPoll
+            case .notify: .webSocket
+            }
+        }
     }
 
     private struct PublishedPresence {
@@ -147,9 +157,16 @@ public actor LayerEvents {
     /// Who waits for the last listener to stop (``untilNoListeners(waitingAtMost:)``).
     private var waitingForNoListeners: [UUID: CheckedContinuation<Void, Never>] = [:]
 
+    /// Where the listeners are counted, and the messages of listening WebSockets.
+    nonisolated let metrics: ServerMetrics
+
     /// Creates the events of one server process.
-    public init(limits: ListeningLimits = ListeningLimits()) {
+    public init(
+        limits: ListeningLimits = ListeningLimits(),
+        metrics: ServerMetrics = ServerMetrics(registry: PrometheusCollectorRegistry())
+    ) {
         self.limits = limits
+        self.metrics = metrics
         (localPresence, localPresenceContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
     }
 
@@ -281,6 +298,7 @@ public actor LayerEvents {
             wake: wake, end: end, recordsSeen: since)
         listenersByLayer[layer, default: []].insert(id)
         listenerCountByToken[token.key, default: 0] += 1
+        metrics.listenerCount(wake.transport, changedBy: 1)
         if isVisible { presenceChanged(on: layer) }
         return id
     }
@@ -315,6 +333,7 @@ public actor LayerEvents {
     /// Stops a listener; the others on its layer see the presence change.
     public func stopListening(_ id: UUID) {
         guard let listener = listeners.removeValue(forKey: id) else { return }
+        metrics.listenerCount(listener.wake.transport, changedBy: -1)
         if listener.isRevoked { revokedListeners.withLock { _ = $0.remove(id) } }
         listener.end?()
         listenersByLayer[listener.layer]?.remove(id)

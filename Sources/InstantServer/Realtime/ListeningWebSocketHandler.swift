@@ -251,22 +251,26 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
             wokeMeanwhile = true
             return
         }
-        var messages: [ByteBuffer] = []
+        var messages: [(text: ByteBuffer, kind: ServerMetrics.ListenerMessage)] = []
         for message in state.changes where message.revision > told {
             guard message.since == told, let text = message.text(for: session.token) else { break }
-            messages.append(text)
+            messages.append((text, .records))
             told = message.revision
         }
         let revision = max(state.revision ?? -1, stored ?? -1)
         if revision > told {
             told = revision
-            messages.append(ByteBuffer(bytes: JSONValue.object(["revision": .integer(revision)]).serialized()))
+            messages.append(
+                (ByteBuffer(bytes: JSONValue.object(["revision": .integer(revision)]).serialized()), .revision))
         }
         if state.presenceVersion != sentPresenceVersion {
             sentPresenceVersion = state.presenceVersion
-            messages.append(state.presenceMessage)
+            messages.append((state.presenceMessage, .presence))
         }
-        for message in messages { writeText(message, context: context) }
+        for message in messages {
+            writeText(message.text, context: context)
+            endpoint.events.metrics.sent(message.kind)
+        }
         if !messages.isEmpty { context.flush() }
     }
 
@@ -370,7 +374,8 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
         }
         let loop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: loop)
-        let (answer, token, logger) = (endpoint.answer, session.token, logger)
+        let (answer, token, logger, metrics) = (endpoint.answer, session.token, logger, endpoint.events.metrics)
+        let started = ContinuousClock.now
         // On the connection's loop, as an HTTP request's handler.
         Task(executorPreference: executor) {
             let answered = await answer(message, token, listener, logger)
@@ -380,6 +385,7 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
                 guard !handler.isClosing, let context = handler.context else { return }
                 if let revision = answered.revision, revision > handler.told { handler.told = revision }
                 handler.writeText(answered.text, context: context)
+                metrics.answeredSocketSyncRequest(in: ContinuousClock.now - started)
                 if let held = handler.heldForAnswer {
                     handler.heldForAnswer = nil
                     // A catch-up under way reads the state again once it ends, from the answer's

@@ -52,13 +52,16 @@ public struct NodeRelay: Service {
         for await event in channel.messages() {
             switch event {
             case .message(.committed(let event)):
+                events.metrics.heard(.commit)
                 await events.storageCommitted([event])
             case .message(.presence(let node, let documentID, let layer, let entries)):
+                events.metrics.heard(.presence)
                 guard node != nodeID else { continue }
                 await events.nodeReported(
                     node, on: LayerEvents.Layer(documentID: documentID, name: layer), presence: entries,
                     validFor: presenceRenewal * 3)
             case .reconnected:
+                events.metrics.nodeChannelReconnected()
                 await catchUp()
             }
         }

@@ -228,6 +228,7 @@ extension InstantStorage {
         _ key: LayerCommitQueue.LayerKey, take: @escaping @Sendable () -> [LayerCommitQueue.Job],
         written: @escaping @Sendable () -> Void
     ) async throws -> LayerCommitQueue.Delivery {
+        let started = ContinuousClock.now
         let last = commitQueue.lastGroup(on: key, at: clock())
         @Sendable func note(_ group: GroupOutcome, locksNext: Int) {
             commitQueue.noteLastGroup(
@@ -238,17 +239,22 @@ extension InstantStorage {
             written()
         }
         var unlocked = UnlockedGroup.notTried
+        var path = GroupCommitReport.Path.remembered
         if let last, last.foundAsLeft {
             unlocked = try await commitWithoutLock(key, take: take, after: last)
         }
+        var ranAgain = unlocked.isRefused || unlocked.foundTheLayerChanged
         if let last, last.locksNext == 0, !last.foundAsLeft || unlocked.foundTheLayerChanged {
+            path = .readFirst
             unlocked = try await commitReadingFirst(key, take: take, after: last)
+            ranAgain = ranAgain || unlocked.isRefused
         }
         let group: GroupOutcome
         if case .written(let written) = unlocked {
             group = written
             note(group, locksNext: 0)
         } else {
+            path = .locked
             var locksNext = max((last?.locksNext ?? 0) - 1, 0)
             if case .refused = unlocked {
                 locksNext = LayerCommitQueue.lockedGroupsAfterRefusal
@@ -262,9 +268,11 @@ extension InstantStorage {
                 note($0, locksNext: locksNext)
             }
         }
+        let report = GroupCommitReport(
+            path: path, commits: group.deliveries.count, ranAgain: ranAgain, duration: ContinuousClock.now - started)
         return {
             for deliver in group.deliveries { deliver() }
-            await self.report(group.events, changes: group.changes)
+            await self.report(group.events, changes: group.changes, group: report)
         }
     }
 
@@ -321,6 +329,10 @@ extension InstantStorage {
 
         var foundTheLayerChanged: Bool {
             if case .foundChanged = self { true } else { false }
+        }
+
+        var isRefused: Bool {
+            if case .refused = self { true } else { false }
         }
     }
 

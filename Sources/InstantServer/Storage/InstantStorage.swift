@@ -66,12 +66,13 @@ public final class InstantStorage: Sendable {
     }
 
     /// Tells the observers what a committed transaction changed: the records its commits wrote,
-    /// then its events.
-    func report(_ events: [StorageEvent], changes: [LayerChangeSet] = []) async {
-        guard !events.isEmpty else { return }
+    /// then its events; then, for a group transaction, how the `group` went.
+    func report(_ events: [StorageEvent], changes: [LayerChangeSet] = [], group: GroupCommitReport? = nil) async {
+        guard !events.isEmpty || group != nil else { return }
         for observer in observers.withLock({ $0 }) {
             if !changes.isEmpty { await observer.recordsCommitted(changes) }
-            await observer.storageCommitted(events)
+            if !events.isEmpty { await observer.storageCommitted(events) }
+            if let group { observer.groupCommitted(group) }
         }
     }
 

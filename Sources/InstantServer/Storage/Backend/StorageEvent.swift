@@ -41,4 +41,46 @@ public protocol StorageObserver: Sendable {
 
     /// Called after a transaction with these events committed.
     func storageCommitted(_ events: [StorageEvent]) async
+
+    /// Called after each group transaction of a layer committed, once its commits' callers were
+    /// answered, with how the group went. Synchronous: an observer records it and returns.
+    func groupCommitted(_ report: GroupCommitReport)
+}
+
+extension StorageObserver {
+    /// Observers that do not follow the group transactions ignore them.
+    public func groupCommitted(_ report: GroupCommitReport) {}
+}
+
+/// How one group transaction of a layer went: the commits to the layer that arrived while the one
+/// before was under way, made in one transaction (``InstantStorage``'s group commit).
+public struct GroupCommitReport: Sendable, Hashable {
+    /// How a group makes sure that it sees the layer as the last writer left it.
+    public enum Path: String, Sendable, Hashable, CaseIterable {
+        /// It locked the layer's row first (the first group of a node on a layer, the groups after
+        /// one that found another node's write, and every group on SQLite).
+        case locked
+        /// It went by what the node remembered of the layer, checked by its write.
+        case remembered
+        /// It read the layer with everything else in one statement, then wrote if nobody had
+        /// written since.
+        case readFirst = "read_first"
+    }
+
+    /// The path of the transaction that committed the group.
+    public var path: Path
+    /// The commits in the group (pushes and REST writes).
+    public var commits: Int
+    /// Whether a transaction that did not lock the layer found that another node wrote it
+    /// meanwhile, and the group ran again.
+    public var ranAgain: Bool
+    /// From the group's start to its commit, waiting for the layer's lock included.
+    public var duration: Duration
+
+    public init(path: Path, commits: Int, ranAgain: Bool, duration: Duration) {
+        self.path = path
+        self.commits = commits
+        self.ranAgain = ranAgain
+        self.duration = duration
+    }
 }
