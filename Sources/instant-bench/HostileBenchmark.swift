@@ -18,7 +18,8 @@ struct HostileBenchmark: AsyncParsableCommand {
             Starts `instant serve` (release build beside instant-bench) once per bomb, in a temporary \
             directory, with the default limits, and reads its peak resident memory (VmHWM) from /proc \
             after the request. Then starts one more and measures /healthcheck and sync latency while \
-            concurrent exports decode a large PNG.
+            concurrent exports decode a large PNG, and one more for the same while clients push sync \
+            requests as large as the limits allow.
             """
     )
 
@@ -26,6 +27,8 @@ struct HostileBenchmark: AsyncParsableCommand {
     var seconds = 20.0
     @Option(help: "Concurrent exports during the latency measurement.")
     var exports = 2
+    @Option(help: "Clients pushing the largest sync requests during the last latency measurement.")
+    var pushers = 2
     @Flag(help: "Measure only the latency, not the bombs.")
     var latencyOnly = false
 
@@ -37,6 +40,7 @@ struct HostileBenchmark: AsyncParsableCommand {
                 for bomb in Self.bombs { try await measure(bomb, http: http) }
             }
             try await latency(http: http)
+            try await latencyDuringLargePushes(http: http)
         } catch {
             try? await http.shutdown()
             throw error
@@ -160,18 +164,82 @@ struct HostileBenchmark: AsyncParsableCommand {
             let busy = try await samples(for: seconds, client: client, id: id, token: token, pull: pull)
             return (busy, try await group.reduce(0, +))
         }
-        func line(_ name: String, _ values: [Double]) -> String {
-            let sorted = values.sorted()
-            let p99 = sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
-            let p50 = sorted.isEmpty ? .nan : sorted[sorted.count / 2]
-            return String(
-                format: "%@ p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d requests)", name, p50, p99,
-                sorted.last ?? .nan, sorted.count)
-        }
-        print("idle: " + line("/healthcheck", idle.health) + "; " + line("sync", idle.sync))
+        print("idle: " + Self.line("/healthcheck", idle.health) + "; " + Self.line("sync", idle.sync))
         print(
             "during \(exports) concurrent exports of a 49-megapixel PNG (\(exported) exports in \(Int(seconds)) s): "
-                + line("/healthcheck", busy.health) + "; " + line("sync", busy.sync))
+                + Self.line("/healthcheck", busy.health) + "; " + Self.line("sync", busy.sync))
+    }
+
+    /// `/healthcheck` and sync latency (on a document of their own) while `pushers` clients push, one
+    /// push after the other, sync requests as large as the default limits allow: the most changes a
+    /// push may have (5,000 notes of about 1.6 KB, 8 MB in all), each answered with the other
+    /// pushers' last changes.
+    private func latencyDuringLargePushes(http: HTTPClient) async throws {
+        let server = try await ServerUnderTest.start()
+        defer { server.stop() }
+        let client = Client(http: http, server: server)
+        let measured = try await client.document(pages: 1)
+        let measuredToken = try await server.token(document: measured, user: "latency")
+        let pushed = try await client.document(pages: 1)
+        let pushedToken = try await server.token(document: pushed, user: "pusher")
+        let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
+        let idle = try await samples(for: 2, client: client, id: measured, token: measuredToken, pull: pull)
+        let limits = ClientLimits()
+        let text = String(repeating: "x", count: 1_450)
+        let changes = JSONValue.array(
+            (0..<limits.maxChangesPerPush).map { index in
+                [
+                    "op": "put", "kind": "annotation", "id": .string("large-\(index)"),
+                    "content": [
+                        "v": 2, "type": "pspdfkit/note", "pageIndex": 0, "bbox": [10, 10, 20, 20],
+                        "text": ["format": "plain", "value": .string(text)], "icon": "comment",
+                    ],
+                ]
+            }
+        ).serialized()
+        let deadline = Date().addingTimeInterval(seconds)
+        let (busy, pushes) = try await withThrowingTaskGroup(of: Int.self) { group in
+            for pusher in 0..<pushers {
+                group.addTask {
+                    var (count, revision, pushID) = (0, Int64(0), Int64(0))
+                    while Date() < deadline {
+                        pushID += 1
+                        var body = Data(#"{"clientId":"pusher-\#(pusher)","baseRevision":\#(revision),"#.utf8)
+                        body += Data(#""pushId":\#(pushID),"changes":"#.utf8) + changes + Data("}".utf8)
+                        guard body.count <= limits.maxSyncBodySize else {
+                            throw BenchmarkError("A push of \(body.count) bytes is over the sync body limit.")
+                        }
+                        let reply = try await client.send(
+                            .POST, "/i/d/\(pushed)/sync", body: body, authorization: "Token token=\"\(pushedToken)\"",
+                            readingJSON: false)
+                        guard reply.status == 200, let answered = reply.leadingRevision else {
+                            throw BenchmarkError("A large push was answered \(reply.status).")
+                        }
+                        (count, revision) = (count + 1, answered)
+                    }
+                    return count
+                }
+            }
+            let busy = try await samples(for: seconds, client: client, id: measured, token: measuredToken, pull: pull)
+            return (busy, try await group.reduce(0, +))
+        }
+        print(
+            "idle, before the large pushes: " + Self.line("/healthcheck", idle.health) + "; "
+                + Self.line("sync", idle.sync))
+        print(
+            "during \(pushers) clients pushing \(limits.maxChangesPerPush) changes (\(Self.size(changes.count))) "
+                + "at a time (\(pushes) pushes in \(Int(seconds)) s): " + Self.line("/healthcheck", busy.health)
+                + "; " + Self.line("sync on another document", busy.sync))
+    }
+
+    /// The median, 99th percentile and largest of `values`, in milliseconds.
+    private static func line(_ name: String, _ values: [Double]) -> String {
+        let sorted = values.sorted()
+        let p99 = sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+        let p50 = sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+        return String(
+            format: "%@ p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d requests)", name, p50, p99,
+            sorted.last ?? .nan, sorted.count)
     }
 
     /// `/healthcheck` and sync pulls, one after the other every 20 ms, for `seconds`.
@@ -212,12 +280,24 @@ struct HostileBenchmark: AsyncParsableCommand {
         struct Reply {
             var status: UInt
             var json: JSONValue?
+            /// The first bytes of the body.
+            var head: [UInt8]
             var reason: String { json?["error"]?["reason"]?.stringValue ?? "" }
+
+            /// The revision a sync answer starts with (`{"revision":N,`), read without parsing the
+            /// rest of the answer.
+            var leadingRevision: Int64? {
+                let prefix = Array(#"{"revision":"#.utf8)
+                guard head.starts(with: prefix) else { return nil }
+                return Int64(
+                    String(decoding: head.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ",") }, as: UTF8.self))
+            }
         }
 
+        /// Sends a request; the answer's JSON is parsed unless `readingJSON` is false.
         func send(
             _ method: HTTPMethod, _ path: String, body: Data = Data(), authorization: String? = nil,
-            contentType: String = "application/json"
+            contentType: String = "application/json", readingJSON: Bool = true
         ) async throws -> Reply {
             var request = HTTPClientRequest(url: server.baseURL.absoluteString + path)
             request.method = method
@@ -227,18 +307,25 @@ struct HostileBenchmark: AsyncParsableCommand {
             let response = try await http.execute(request, timeout: .seconds(600))
             let bytes = try await response.body.collect(upTo: 1 << 30)
             let json =
-                response.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true
+                readingJSON && response.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true
                 ? try? JSONValue(parsing: Data(buffer: bytes)) : nil
-            return Reply(status: response.status.code, json: json)
+            return Reply(
+                status: response.status.code, json: json, head: Array(bytes.readableBytesView.prefix(64)))
+        }
+
+        /// Uploads a document of `pages` pages; its id.
+        func document(pages: Int) async throws -> String {
+            let uploaded = try await send(
+                .POST, "/api/documents", body: TestPDF.make(pageCount: pages), contentType: "application/pdf")
+            guard let id = uploaded.json?["data"]?["document_id"]?.stringValue else {
+                throw BenchmarkError("Upload failed: \(uploaded.status) \(uploaded.reason)")
+            }
+            return id
         }
 
         /// A one-page document with an image annotation of `png`.
         func imageDocument(_ png: Data) async throws -> String {
-            let uploaded = try await send(
-                .POST, "/api/documents", body: TestPDF.make(pageCount: 1), contentType: "application/pdf")
-            guard let id = uploaded.json?["data"]?["document_id"]?.stringValue else {
-                throw BenchmarkError("Upload failed: \(uploaded.status) \(uploaded.reason)")
-            }
+            let id = try await document(pages: 1)
             let attachment = try await send(
                 .POST, "/api/documents/\(id)/attachments", body: png, contentType: "image/png")
             guard let key = attachment.json?["data"]?["id"]?.stringValue else {

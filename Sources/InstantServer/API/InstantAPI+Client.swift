@@ -20,11 +20,14 @@ extension InstantAPI {
         _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
         // One consistent read: every record with a revision above 0 is every record.
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
-        let records = changes.records.map { Self.visible($0, to: token) }.filter { !$0.isDeleted }
-        var body = ByteBuffer()
-        body.writeString(#"{"revision":\#(changes.revision),"records":"#)
-        StoredRecord.writeSyncJSONArray(records, into: &body)
-        body.writeString("}")
+        let body = try await LargeJSONWork.run(bytes: changes.records.reduce(0) { $0 + $1.content.count }) {
+            let records = changes.records.map { Self.visible($0, to: token) }.filter { !$0.isDeleted }
+            var body = ByteBuffer()
+            body.writeString(#"{"revision":\#(changes.revision),"records":"#)
+            StoredRecord.writeSyncJSONArray(records, into: &body)
+            body.writeString("}")
+            return body
+        }
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
     }

@@ -31,9 +31,13 @@ extension InstantAPI {
             payload = try MultipartForm.parse(body, boundary: boundary).part(named: "instant.json")?.data
         }
         var plan: InstantJSONImport?
-        if let payload, !payload.isEmpty, (try? JSONValue.parse(payload)) != .null {
-            plan = try InstantJSONImport(
-                data: payload, pageCount: document.pageCount, lenient: false, identifiers: identifiers)
+        if let payload, !payload.isEmpty {
+            plan = try await LargeJSONWork.run(bytes: payload.count) { [identifiers] in
+                (try? JSONValue.parse(payload)) == .null
+                    ? nil
+                    : try InstantJSONImport(
+                        data: payload, pageCount: document.pageCount, lenient: false, identifiers: identifiers)
+            }
         }
         var changes: [RecordChange] = []
         if let plan {

@@ -75,12 +75,11 @@ extension InstantAPI {
         // Validate the Instant JSON before anything is stored.
         var importPlan: InstantJSONImport?
         if let instantJSON {
-            importPlan = try InstantJSONImport(
-                data: instantJSON,
-                pageCount: imported.pages.count,
-                lenient: false,
-                identifiers: identifiers
-            )
+            let pageCount = imported.pages.count
+            importPlan = try await LargeJSONWork.run(bytes: instantJSON.count) { [identifiers] in
+                try InstantJSONImport(
+                    data: instantJSON, pageCount: pageCount, lenient: false, identifiers: identifiers)
+            }
         }
         let document = StoredDocument(
             id: documentID,

@@ -84,12 +84,10 @@ extension InstantAPI {
         } else {
             payload = body
         }
-        let plan = try InstantJSONImport(
-            data: payload,
-            pageCount: document.pageCount,
-            lenient: lenient,
-            identifiers: identifiers
-        )
+        let plan = try await LargeJSONWork.run(bytes: payload.count) { [lenient, identifiers] in
+            try InstantJSONImport(
+                data: payload, pageCount: document.pageCount, lenient: lenient, identifiers: identifiers)
+        }
         let result = try await plan.apply(to: storage, documentID: id, layer: layer)
         var data: [String: JSONValue] = ["revision": .integer(result.revision)]
         if lenient {

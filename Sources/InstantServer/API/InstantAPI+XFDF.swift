@@ -78,10 +78,12 @@ extension InstantAPI {
                 throw APIError.unprocessable("The XFDF was refused: \(error). Fix that element and send it again.")
             }
         }
-        var records = read.records
-        Self.matchNames(&records, existing: existing)
-        var plan = try InstantJSONImport(
-            data: records.serialized(), pageCount: document.pageCount, lenient: false, identifiers: identifiers)
+        var plan = try await LargeJSONWork.run(bytes: xfdf.count) {
+            var records = read.records
+            Self.matchNames(&records, existing: existing)
+            return try InstantJSONImport(
+                data: records.serialized(), pageCount: document.pageCount, lenient: false, identifiers: identifiers)
+        }
         plan.replacedIDs = replacing
         return (plan, read.skipped)
     }

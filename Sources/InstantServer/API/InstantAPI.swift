@@ -108,9 +108,15 @@ struct InstantAPI: Sendable {
         }
     }
 
-    /// The request body parsed as JSON, or 400; `limit` as for ``body(_:limit:)``.
+    /// The request body parsed as JSON (away from the event loop when it is large,
+    /// ``LargeJSONWork``), or 400; `limit` as for ``body(_:limit:)``.
     func jsonBody(_ request: Request, limit: BodyLimit? = nil) async throws -> JSONValue {
         let data = try await body(request, limit: limit)
+        return try await LargeJSONWork.run(bytes: data.count) { try Self.json(fromBody: data) }
+    }
+
+    /// A request body parsed as JSON, or 400.
+    static func json(fromBody data: Data) throws -> JSONValue {
         guard !data.isEmpty else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
         do {
             return try JSONValue.parse(data)

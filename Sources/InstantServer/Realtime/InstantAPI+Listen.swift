@@ -164,10 +164,15 @@ extension InstantAPI {
             return (SocketSyncRequest.failure(error, to: .null), nil)
         }
         let request: SocketSyncRequest
+        let maxChanges = configuration.clientLimits.maxChangesPerPush
         do {
-            request = try SocketSyncRequest(text, maxChanges: configuration.clientLimits.maxChangesPerPush)
+            request = try await LargeJSONWork.run(bytes: text.readableBytes) {
+                try SocketSyncRequest(text, maxChanges: maxChanges)
+            }
+        } catch let failure as SocketSyncRequest.Failure {
+            return (SocketSyncRequest.failure(failure.error, to: failure.requestID), nil)
         } catch {
-            return (SocketSyncRequest.failure(error.error, to: error.requestID), nil)
+            return (SocketSyncRequest.failure(APIError(answering: error), to: .null), nil)
         }
         // The socket closes on expiry and revocation; a request that arrives first is refused as
         // an HTTP request with the token would be.
@@ -180,7 +185,7 @@ extension InstantAPI {
             return (SocketSyncRequest.failure(error, to: request.requestID), nil)
         }
         do {
-            let answer = try await sync(request.sync, token: token, logger: logger)
+            let answer = try await sync(request.sync, size: text.readableBytes, token: token, logger: logger)
             return (SocketSyncRequest.answer(answer, to: request.requestID), answer.revision)
         } catch {
             let apiError = APIError(answering: error)

@@ -10,11 +10,12 @@ extension InstantAPI {
     func sync(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let token = try context.clientToken(allowing: ["read-document"])
         let limits = configuration.clientLimits
-        let syncRequest = try SyncRequest(
-            try await jsonBody(
-                request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size")),
-            maxChanges: limits.maxChangesPerPush)
-        let answer = try await sync(syncRequest, token: token, logger: context.logger)
+        let data = try await body(
+            request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size"))
+        let syncRequest = try await LargeJSONWork.run(bytes: data.count) {
+            try SyncRequest(Self.json(fromBody: data), maxChanges: limits.maxChangesPerPush)
+        }
+        let answer = try await sync(syncRequest, size: data.count, token: token, logger: context.logger)
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: answer.body))
@@ -30,21 +31,27 @@ extension InstantAPI {
 
     /// Applies a client's push exactly once and encodes the answer: the one write path of a sync,
     /// whether the request came over HTTP or on a listening WebSocket. The token's document and layer
-    /// are the ones synced.
-    func sync(_ syncRequest: SyncRequest, token: ClientToken, logger: Logger) async throws -> EncodedSyncAnswer {
+    /// are the ones synced. The changes of a request of `size` bytes of JSON, and the records of the
+    /// answer, are checked and written away from the event loop when they are large
+    /// (``LargeJSONWork``).
+    func sync(_ syncRequest: SyncRequest, size: Int, token: ClientToken, logger: Logger) async throws
+        -> EncodedSyncAnswer
+    {
         let (documentID, layer, limits) = (token.documentID, token.layer, configuration.clientLimits)
         let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
             guard case .put(let content, _) = change.operation else { return nil }
             return content["imageAttachmentId"]?.stringValue
         }
         let attachments = try await storage.attachmentKeys(documentID: documentID, among: referencedAttachments)
-        let planner = SyncPlanner(
-            token: token,
-            request: syncRequest,
-            availableAttachments: attachments,
-            maxRecordSize: limits.maxRecordSize,
-            now: Date()
-        )
+        let planner = try await LargeJSONWork.run(bytes: size) {
+            SyncPlanner(
+                token: token,
+                request: syncRequest,
+                availableAttachments: attachments,
+                maxRecordSize: limits.maxRecordSize,
+                now: Date()
+            )
+        }
         // Exactly-once state belongs to the client within its user, and only a push that can change
         // something writes it: a pull, or a push from a token without `write` (every change is
         // rejected, which a retry repeats), leaves it as it is.
@@ -109,6 +116,17 @@ extension InstantAPI {
                 metadata: ["document.id": "\(documentID)", "client.id": "\(syncRequest.clientID)"]
             )
         }
+        let body = try await LargeJSONWork.run(bytes: answer.contentBytes) {
+            Self.encode(answer, rejections: rejections, visibleTo: token)
+        }
+        return EncodedSyncAnswer(revision: answer.revision, body: body)
+    }
+
+    /// The JSON of a sync answer. Written by hand so that stored contents go out as they are,
+    /// without being parsed and serialized again: answers can carry thousands of records.
+    private static func encode(_ answer: SyncAnswer, rejections: [SyncRejection], visibleTo token: ClientToken)
+        -> ByteBuffer
+    {
         let rejected = JSONValue.array(
             rejections.map { rejection in
                 [
@@ -119,8 +137,6 @@ extension InstantAPI {
                 ]
             }
         )
-        // Written by hand so that stored contents go out as they are, without being parsed and
-        // serialized again: answers can carry thousands of records.
         var body = ByteBuffer()
         body.writeString(#"{"revision":\#(answer.revision),"reset":\#(answer.reset),"pushId":"#)
         body.writeString(answer.lastPushID.map(String.init) ?? "null")
@@ -129,7 +145,7 @@ extension InstantAPI {
         body.writeString(#","records":"#)
         answer.writeRecords(visibleTo: token, into: &body)
         body.writeString("}")
-        return EncodedSyncAnswer(revision: answer.revision, body: body)
+        return body
     }
 
     /// How many revisions behind the layer a pushing client may be and still be answered inside its
@@ -180,6 +196,11 @@ extension InstantAPI {
         /// The state of the records the push named that ``changes`` does not list (rejected, or all
         /// of them for a repeated push), so that the client can settle each of its changes.
         var settled: [StoredRecord]
+
+        /// The bytes of the stored contents the answer carries: about the size of its JSON.
+        var contentBytes: Int {
+            changes.reduce(0) { $0 + $1.content.count } + settled.reduce(0) { $0 + $1.content.count }
+        }
 
         /// Writes the records as the JSON array of the answer: the changes as its group's answers
         /// share them, written once, when the token's user may view every record.
