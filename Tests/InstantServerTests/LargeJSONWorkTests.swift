@@ -30,7 +30,7 @@ struct LargeJSONWorkTests {
     }
 
     /// A push over the threshold, over HTTP and on the WebSocket, is applied and answered as a small
-    /// one; a client that pulls it, and a snapshot, get every record.
+    /// one; a client that pulls it, a snapshot and an Instant JSON export get every record.
     @Test func largePushesPullsAndSnapshotsAreAnsweredInFull() async throws {
         let fixture = try await SyncFixture()
         try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
@@ -61,6 +61,9 @@ struct LargeJSONWorkTests {
                 .get, "/i/d/\(id)/snapshot", headers: [.authorization: "Token token=\"\(token)\""], apiToken: nil)
             #expect(snapshot.json?["records"]?.arrayValue?.count == 240)
             #expect(snapshot.json?["records"] == pulled.json?["records"], "a snapshot lists what a pull from 0 does")
+            let exported = try await client.request(.get, "/api/documents/\(id)/document.json")
+            #expect(exported.status == .ok)
+            #expect(exported.json?["annotations"]?.arrayValue?.count == 240, "the Instant JSON export has them all")
 
             let broken = try await client.request(
                 .post, "/i/d/\(id)/sync", headers: [.authorization: "Token token=\"\(token)\""],

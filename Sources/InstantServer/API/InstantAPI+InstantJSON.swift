@@ -9,14 +9,40 @@ extension InstantAPI {
         let layer = try layerName(context)
         let document = try await requireDocument(id)
         try await requireLayer(documentID: id, name: layer)
-        return Self.respond(try await documentJSON(document, layer: layer))
+        let export = try await documentJSON(document, layer: layer)
+        return try await LargeJSONWork.run(bytes: export.bytes) { Self.respond(export.json) }
     }
 
-    /// The Instant JSON export of a layer. Base records that were changed or deleted on the layer
-    /// are listed in `skippedPdfObjectIds`; changed ones also appear with their new content.
-    func documentJSON(_ document: StoredDocument, layer: String) async throws -> JSONValue {
+    /// The Instant JSON export of a layer, and about how many bytes its JSON has (the records' and
+    /// the attachments'). Base records that were changed or deleted on the layer are listed in
+    /// `skippedPdfObjectIds`; changed ones also appear with their new content. The records are read
+    /// away from the event loop when they are many (``LargeJSONWork``).
+    func documentJSON(_ document: StoredDocument, layer: String) async throws -> (json: JSONValue, bytes: Int) {
         let records = try await storage.records(documentID: document.id, layer: layer, kind: nil)
         let base = try await storage.baseRecords(documentID: document.id)
+        var bytes = records.reduce(0) { $0 + $1.content.count }
+        var (output, attachmentIDs) = try await LargeJSONWork.run(bytes: bytes) {
+            Self.instantJSON(of: records, base: base, document: document)
+        }
+        var attachments: [String: JSONValue] = [:]
+        for attachmentID in attachmentIDs.sorted() {
+            if let attachment = try await storage.attachment(documentID: document.id, sha256: attachmentID) {
+                attachments[attachmentID] = [
+                    "binary": .string(attachment.data.base64EncodedString()),
+                    "contentType": .string(attachment.contentType),
+                ]
+                bytes += attachment.data.count * 4 / 3
+            }
+        }
+        if !attachments.isEmpty { output["attachments"] = .object(attachments) }
+        return (.object(output), bytes)
+    }
+
+    /// The members of a layer's Instant JSON export but its attachments, and the attachments its
+    /// records refer to.
+    private static func instantJSON(of records: [StoredRecord], base: [StoredRecord], document: StoredDocument)
+        -> (members: [String: JSONValue], attachmentIDs: Set<String>)
+    {
         var sections: [String: [JSONValue]] = [:]
         var attachmentIDs: Set<String> = []
         var liveByObjectID: [Int: StoredRecord] = [:]
@@ -51,17 +77,7 @@ extension InstantAPI {
         if let pdfID = document.pdfID {
             output["pdfId"] = ["permanent": .string(pdfID.permanent), "changing": .string(pdfID.changing)]
         }
-        var attachments: [String: JSONValue] = [:]
-        for attachmentID in attachmentIDs.sorted() {
-            if let attachment = try await storage.attachment(documentID: document.id, sha256: attachmentID) {
-                attachments[attachmentID] = [
-                    "binary": .string(attachment.data.base64EncodedString()),
-                    "contentType": .string(attachment.contentType),
-                ]
-            }
-        }
-        if !attachments.isEmpty { output["attachments"] = .object(attachments) }
-        return .object(output)
+        return (output, attachmentIDs)
     }
 
     /// `POST .../apply_instant_json`: multipart with an `instant.json` part, or a JSON body.

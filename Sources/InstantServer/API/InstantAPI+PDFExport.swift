@@ -54,7 +54,7 @@ extension InstantAPI {
         _ document: StoredDocument, layer: String, options: PDFExportOptions,
         applying upload: (body: Data, contentType: String?)? = nil
     ) async throws -> Response {
-        let json = try await documentJSON(document, layer: layer)
+        let json = try await documentJSON(document, layer: layer).json
         let source = try await sourcePDF(of: document)
         // The answer is the stored file followed by the update, without joining them first.
         let limits = configuration.pdfProcessing.limits

@@ -13,7 +13,7 @@ extension InstantAPI {
         let document = try await requireDocument(try documentID(context))
         let layer = try layerName(context)
         try await requireLayer(documentID: document.id, name: layer)
-        let json = try await documentJSON(document, layer: layer)
+        let json = try await documentJSON(document, layer: layer).json
         let source = try await sourcePDF(of: document)
         let name = Self.downloadName(document)
         let limits = configuration.pdfProcessing.limits
