@@ -20,7 +20,7 @@ extension InstantAPI {
         _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
         // One consistent read: every record with a revision above 0 is every record.
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
-        let body = try await LargeJSONWork.run(bytes: changes.records.reduce(0) { $0 + $1.content.count }) {
+        let body = try await LargeWork.run(bytes: changes.records.reduce(0) { $0 + $1.content.count }) {
             let records = changes.records.map { Self.visible($0, to: token) }.filter { !$0.isDeleted }
             var body = ByteBuffer()
             body.writeString(#"{"revision":\#(changes.revision),"records":"#)
@@ -106,7 +106,7 @@ extension InstantAPI {
             limit: BodyLimit(
                 bytes: configuration.clientLimits.maxAttachmentSize, option: "--max-client-attachment-size"))
         guard !data.isEmpty else { throw APIError.badRequest("The attachment is empty.") }
-        let actual = Attachment.key(for: data)
+        let actual = try await LargeWork.run(bytes: data.count) { Attachment.key(for: data) }
         guard actual == expected else {
             throw APIError.unprocessable(
                 "The body's SHA-256 is \(actual), not \(expected): the path must name the attachment by the hash of its bytes."

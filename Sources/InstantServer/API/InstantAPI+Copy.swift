@@ -32,7 +32,7 @@ extension InstantAPI {
         }
         var plan: InstantJSONImport?
         if let payload, !payload.isEmpty {
-            plan = try await LargeJSONWork.run(bytes: payload.count) { [identifiers] in
+            plan = try await LargeWork.run(bytes: payload.count) { [identifiers] in
                 (try? JSONValue.parse(payload)) == .null
                     ? nil
                     : try InstantJSONImport(
@@ -48,7 +48,7 @@ extension InstantAPI {
         }
         let copy = try await storage.copyDocument(
             id: document.id, to: try newDocumentID(nil), layer: layer, initialChanges: changes,
-            attachments: plan?.storedAttachments ?? [])
+            attachments: plan?.attachments ?? [])
         // As the existing server answers this route: the fields at the top level, without `data`.
         return Self.respond([
             "documentId": .string(copy.id),

@@ -62,10 +62,11 @@ extension InstantAPI {
         let documentID = try newDocumentID(requestedID)
         let password = Self.pdfPassword(request)
         let imported: ImportedDocument
+        let sha256: String
         do {
             let (importer, limits) = (importer, configuration.pdfProcessing.limits)
-            imported = try await pdfWork.perform { [pdf] in
-                try importer.importDocument(pdf, password: password, limits: limits)
+            (imported, sha256) = try await pdfWork.perform { [pdf] in
+                (try importer.importDocument(pdf, password: password, limits: limits), Attachment.key(for: pdf))
             }
         } catch let error as DocumentImportError where error.code == .limitExceeded {
             throw APIError.unprocessable("The PDF was refused: \(error.message)")
@@ -76,7 +77,7 @@ extension InstantAPI {
         var importPlan: InstantJSONImport?
         if let instantJSON {
             let pageCount = imported.pages.count
-            importPlan = try await LargeJSONWork.run(bytes: instantJSON.count) { [identifiers] in
+            importPlan = try await LargeWork.run(bytes: instantJSON.count) { [identifiers] in
                 try InstantJSONImport(
                     data: instantJSON, pageCount: pageCount, lenient: false, identifiers: identifiers)
             }
@@ -84,7 +85,7 @@ extension InstantAPI {
         let document = StoredDocument(
             id: documentID,
             title: title ?? imported.title ?? filename,
-            sourcePDFSHA256: Attachment.key(for: pdf),
+            sourcePDFSHA256: sha256,
             byteSize: pdf.count,
             pages: imported.pages,
             pdfID: imported.pdfID,
@@ -112,7 +113,7 @@ extension InstantAPI {
             pdf: pdf,
             baseRecords: imported.baseRecords,
             initialChanges: importPlan?.changes(existing: imported.baseRecords.map { ($0.id, $0.pdfObjectID) }) ?? [],
-            attachments: importPlan?.storedAttachments ?? []
+            attachments: importPlan?.attachments ?? []
         )
         context.logger.info("Document created", metadata: ["document_id": "\(documentID)", "bytes": "\(pdf.count)"])
         return Self.data([

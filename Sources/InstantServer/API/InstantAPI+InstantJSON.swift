@@ -10,18 +10,18 @@ extension InstantAPI {
         let document = try await requireDocument(id)
         try await requireLayer(documentID: id, name: layer)
         let export = try await documentJSON(document, layer: layer)
-        return try await LargeJSONWork.run(bytes: export.bytes) { Self.respond(export.json) }
+        return try await LargeWork.run(bytes: export.bytes) { Self.respond(export.json) }
     }
 
     /// The Instant JSON export of a layer, and about how many bytes its JSON has (the records' and
     /// the attachments'). Base records that were changed or deleted on the layer are listed in
     /// `skippedPdfObjectIds`; changed ones also appear with their new content. The records are read
-    /// away from the event loop when they are many (``LargeJSONWork``).
+    /// away from the event loop when they are many (``LargeWork``).
     func documentJSON(_ document: StoredDocument, layer: String) async throws -> (json: JSONValue, bytes: Int) {
         let records = try await storage.records(documentID: document.id, layer: layer, kind: nil)
         let base = try await storage.baseRecords(documentID: document.id)
         var bytes = records.reduce(0) { $0 + $1.content.count }
-        var (output, attachmentIDs) = try await LargeJSONWork.run(bytes: bytes) {
+        var (output, attachmentIDs) = try await LargeWork.run(bytes: bytes) {
             Self.instantJSON(of: records, base: base, document: document)
         }
         var attachments: [String: JSONValue] = [:]
@@ -100,7 +100,7 @@ extension InstantAPI {
         } else {
             payload = body
         }
-        let plan = try await LargeJSONWork.run(bytes: payload.count) { [lenient, identifiers] in
+        let plan = try await LargeWork.run(bytes: payload.count) { [lenient, identifiers] in
             try InstantJSONImport(
                 data: payload, pageCount: document.pageCount, lenient: lenient, identifiers: identifiers)
         }

@@ -78,7 +78,7 @@ extension InstantAPI {
                 throw APIError.unprocessable("The XFDF was refused: \(error). Fix that element and send it again.")
             }
         }
-        var plan = try await LargeJSONWork.run(bytes: xfdf.count) {
+        var plan = try await LargeWork.run(bytes: xfdf.count) {
             var records = read.records
             Self.matchNames(&records, existing: existing)
             return try InstantJSONImport(

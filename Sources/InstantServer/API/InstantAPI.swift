@@ -109,10 +109,10 @@ struct InstantAPI: Sendable {
     }
 
     /// The request body parsed as JSON (away from the event loop when it is large,
-    /// ``LargeJSONWork``), or 400; `limit` as for ``body(_:limit:)``.
+    /// ``LargeWork``), or 400; `limit` as for ``body(_:limit:)``.
     func jsonBody(_ request: Request, limit: BodyLimit? = nil) async throws -> JSONValue {
         let data = try await body(request, limit: limit)
-        return try await LargeJSONWork.run(bytes: data.count) { try Self.json(fromBody: data) }
+        return try await LargeWork.run(bytes: data.count) { try Self.json(fromBody: data) }
     }
 
     /// A request body parsed as JSON, or 400.

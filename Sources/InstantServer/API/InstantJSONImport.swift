@@ -9,8 +9,9 @@ struct InstantJSONImport {
     var skippedPDFObjectIDs: [Int] = []
     /// Records to be deleted unless the import writes them (the originals an upload's XFDF replaces).
     var replacedIDs: [String] = []
-    /// Attachments to store: bytes and content type.
-    var attachments: [(data: Data, contentType: String)] = []
+    /// Attachments to store, each with the SHA-256 of its bytes (hashed as the import is checked,
+    /// off the event loop for a large import).
+    var attachments: [StoredAttachment] = []
     /// The problems skipped in lenient mode.
     var problems: [String] = []
 
@@ -84,7 +85,10 @@ struct InstantJSONImport {
                     }
                     throw .unprocessable(problem)
                 }
-                attachments.append((bytes, AttachmentContentType.normalized(contentType)))
+                attachments.append(
+                    StoredAttachment(
+                        sha256: Attachment.key(for: bytes), contentType: AttachmentContentType.normalized(contentType),
+                        data: bytes))
             }
         }
     }
@@ -145,13 +149,6 @@ struct InstantJSONImport {
             }
         }
         return changes
-    }
-
-    /// The attachments as stored values.
-    var storedAttachments: [StoredAttachment] {
-        attachments.map {
-            StoredAttachment(sha256: Attachment.key(for: $0.data), contentType: $0.contentType, data: $0.data)
-        }
     }
 
     /// Stores the attachments, then applies every record change in one transaction.

@@ -166,7 +166,7 @@ extension InstantAPI {
         let request: SocketSyncRequest
         let maxChanges = configuration.clientLimits.maxChangesPerPush
         do {
-            request = try await LargeJSONWork.run(bytes: text.readableBytes) {
+            request = try await LargeWork.run(bytes: text.readableBytes) {
                 try SocketSyncRequest(text, maxChanges: maxChanges)
             }
         } catch let failure as SocketSyncRequest.Failure {

@@ -204,12 +204,14 @@ extension InstantStorage {
 
     // MARK: Attachments
 
-    /// Stores an attachment of a document under the SHA-256 of its bytes; storing the same bytes
-    /// again is a no-op. Returns the SHA-256 (lowercase hex).
+    /// Stores an attachment of a document under the SHA-256 of its bytes (hashed off the event loop
+    /// when they are many, ``LargeWork``); storing the same bytes again is a no-op. Returns the
+    /// SHA-256 (lowercase hex).
     /// - Throws: ``StorageError/Code/documentNotFound``.
     @discardableResult
     public func putAttachment(documentID: String, data: Data, contentType: String) async throws -> String {
-        let attachment = StoredAttachment(sha256: Attachment.key(for: data), contentType: contentType, data: data)
+        let sha256 = try await LargeWork.run(bytes: data.count) { Attachment.key(for: data) }
+        let attachment = StoredAttachment(sha256: sha256, contentType: contentType, data: data)
         try await backend.write { transaction in
             _ = try await Self.requireDocument(transaction, documentID)
             try await transaction.insertAttachment(documentID: documentID, attachment)

@@ -12,7 +12,7 @@ extension InstantAPI {
         let limits = configuration.clientLimits
         let data = try await body(
             request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size"))
-        let syncRequest = try await LargeJSONWork.run(bytes: data.count) {
+        let syncRequest = try await LargeWork.run(bytes: data.count) {
             try SyncRequest(Self.json(fromBody: data), maxChanges: limits.maxChangesPerPush)
         }
         let answer = try await sync(syncRequest, size: data.count, token: token, logger: context.logger)
@@ -33,7 +33,7 @@ extension InstantAPI {
     /// whether the request came over HTTP or on a listening WebSocket. The token's document and layer
     /// are the ones synced. The changes of a request of `size` bytes of JSON, and the records of the
     /// answer, are checked and written away from the event loop when they are large
-    /// (``LargeJSONWork``).
+    /// (``LargeWork``).
     func sync(_ syncRequest: SyncRequest, size: Int, token: ClientToken, logger: Logger) async throws
         -> EncodedSyncAnswer
     {
@@ -43,7 +43,7 @@ extension InstantAPI {
             return content["imageAttachmentId"]?.stringValue
         }
         let attachments = try await storage.attachmentKeys(documentID: documentID, among: referencedAttachments)
-        let planner = try await LargeJSONWork.run(bytes: size) {
+        let planner = try await LargeWork.run(bytes: size) {
             SyncPlanner(
                 token: token,
                 request: syncRequest,
@@ -116,7 +116,7 @@ extension InstantAPI {
                 metadata: ["document.id": "\(documentID)", "client.id": "\(syncRequest.clientID)"]
             )
         }
-        let body = try await LargeJSONWork.run(bytes: answer.contentBytes) {
+        let body = try await LargeWork.run(bytes: answer.contentBytes) {
             Self.encode(answer, rejections: rejections, visibleTo: token)
         }
         return EncodedSyncAnswer(revision: answer.revision, body: body)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import InstantJSON
 import InstantTesting
 import NIOPosix
@@ -9,7 +10,7 @@ import Testing
 /// Large sync requests and answers are parsed, checked and written away from the event loops, and
 /// come out as small ones do.
 @Suite("Large JSON work off the event loops", .timeLimit(.minutes(10)))
-struct LargeJSONWorkTests {
+struct LargeWorkTests {
     /// Whether the caller runs on an event loop.
     @Sendable static func onAnEventLoop() -> Bool { MultiThreadedEventLoopGroup.currentEventLoop != nil }
 
@@ -18,14 +19,14 @@ struct LargeJSONWorkTests {
         let (small, large) = try await withTaskExecutorPreference(executor) {
             #expect(Self.onAnEventLoop(), "the test runs on the loop")
             return (
-                try await LargeJSONWork.run(bytes: LargeJSONWork.threshold - 1, Self.onAnEventLoop),
-                try await LargeJSONWork.run(bytes: LargeJSONWork.threshold, Self.onAnEventLoop)
+                try await LargeWork.run(bytes: LargeWork.threshold - 1, Self.onAnEventLoop),
+                try await LargeWork.run(bytes: LargeWork.threshold, Self.onAnEventLoop)
             )
         }
         #expect(small, "below the threshold the work runs where it was called")
         #expect(!large, "at the threshold it runs on the blocking pool")
         await #expect(throws: APIError.self) {
-            try await LargeJSONWork.run(bytes: LargeJSONWork.threshold) { throw APIError.badRequest("refused") }
+            try await LargeWork.run(bytes: LargeWork.threshold) { throw APIError.badRequest("refused") }
         }
     }
 
@@ -36,7 +37,7 @@ struct LargeJSONWorkTests {
         try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
             let text = String(repeating: "a long note ", count: 100)
             let changes = (0..<120).map { put("h\($0)", noteContent(text: text)) }
-            #expect(try changes.reduce(0) { $0 + $1.serialized().count } > LargeJSONWork.threshold)
+            #expect(try changes.reduce(0) { $0 + $1.serialized().count } > LargeWork.threshold)
 
             let alice = SyncClient(client, documentID: id, token: token, clientID: "a")
             let pushed = try await alice.sync(changes)
@@ -71,6 +72,30 @@ struct LargeJSONWorkTests {
                 apiToken: nil)
             #expect(broken.status == .badRequest)
             #expect(broken.reason?.contains("not valid JSON") == true, "\(broken.reason ?? "")")
+        }
+    }
+
+    /// An attachment over the threshold is hashed off the loop and stored under its SHA-256; a
+    /// path that names other bytes is refused.
+    @Test func aLargeAttachmentIsStoredUnderItsHash() async throws {
+        let fixture = try await SyncFixture()
+        try await ListenRecordsTests.onDocument(fixture) { client, _, id, token in
+            let png =
+                Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+                + Data((0..<LargeWork.threshold).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            let sha = Attachment.key(for: png)
+            let headers: HTTPFields = [.authorization: "Token token=\"\(token)\"", .contentType: "image/png"]
+            let stored = try await client.request(
+                .put, "/i/d/\(id)/attachments/\(sha)", headers: headers, body: png, apiToken: nil)
+            #expect(stored.status == .ok, "\(stored.reason ?? "")")
+            #expect(stored.data?["id"]?.stringValue == sha)
+            let download = try await client.request(.get, "/api/documents/\(id)/attachments/\(sha)")
+            #expect(download.body == png)
+            let wrong = try await client.request(
+                .put, "/i/d/\(id)/attachments/\(String(repeating: "0", count: 64))", headers: headers, body: png,
+                apiToken: nil)
+            #expect(wrong.status == .unprocessableContent)
+            #expect(wrong.reason?.contains(sha) == true, "the refusal names the body's hash")
         }
     }
 }
