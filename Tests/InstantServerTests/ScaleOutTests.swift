@@ -136,6 +136,14 @@ struct ScaleOutTests {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
+    /// The node's `/metrics` (empty when the node does not answer).
+    static func metrics(_ node: Node) async -> ServerMetricsTests.Samples {
+        var request = URLRequest(url: node.url.appendingPathComponent("metrics"))
+        request.timeoutInterval = 10
+        let data = (try? await URLSession.shared.data(for: request))?.0 ?? Data()
+        return ServerMetricsTests.Samples(text: String(decoding: data, as: UTF8.self))
+    }
+
     /// A push of one new note.
     static func note(_ id: String) -> JSONValue {
         ["op": "put", "kind": "annotation", "id": .string(id), "content": noteContent(id: id)]
@@ -248,6 +256,10 @@ struct ScaleOutTests {
             #expect(try await onB.message { ($0["revision"]?.integerValue ?? 0) >= revision } != nil)
             let pulled = await Self.sync(b, id, token: bob, client: "bob-laptop", pushID: nil)
             #expect(pulled.json?["records"]?.arrayValue?.contains { $0["id"] == "n1" } == true)
+            // Node B counts what node A told it; node A counts its group.
+            #expect((await Self.metrics(b))[#"instant_node_messages_total{kind="commit"}"#] ?? 0 >= 1)
+            #expect((await Self.metrics(b))[#"instant_node_messages_total{kind="presence"}"#] ?? 0 >= 1)
+            #expect((await Self.metrics(a)).total("instant_group_commits_total") >= 1)
 
             // Writers on both nodes at once: nothing lost, every commit its own revision.
             let nodes = [a, b]
@@ -349,6 +361,12 @@ struct ScaleOutTests {
                     return healthOfA == 200 && healthOfB == 200
                 })
             Self.expectComplete(logs, pushes: 30, records: try await Self.snapshot(a, id, token: token))
+            for node in nodes {
+                #expect(
+                    try await eventually {
+                        (await Self.metrics(node))["instant_node_channel_reconnections_total"] ?? 0 >= 1
+                    }, "each node counts its channel's return")
+            }
 
             // Node B's listener hears of commits made through node A after the restart.
             let after = await Self.sync(a, id, token: token, client: "late", pushID: 1, changes: [Self.note("late")])
