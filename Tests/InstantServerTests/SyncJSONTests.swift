@@ -106,4 +106,28 @@ struct SyncJSONTests {
         let visible = try JSONValue.parse(Data(String(buffer: hidden).utf8)).arrayValue ?? []
         #expect(visible.map { $0["deleted"] == true } == [false, true])
     }
+
+    /// The work of writing an answer is judged by what it reads: the first answer of a group reads
+    /// every record the group's answers share (it makes their JSON for all of them), the next ones
+    /// only their own; a user with collaboration permissions reads only their own.
+    @Test func anAnswerCountsTheSharedRecordsOnlyWhileNoAnswerWroteThem() throws {
+        let records = (1...4).map { revision in
+            StoredRecord(
+                id: "r\(revision)", kind: .annotation, revision: Int64(revision),
+                content: Data(String(repeating: "x", count: 100 * revision).utf8), updatedAt: Date())
+        }
+        let shared = SharedRecords(records)
+        let everyone = ClientToken(documentID: "d", permissions: ["read-document"], userID: "ann", expiresAt: Date())
+        var ownOnly = everyone
+        ownOnly.collaborationPermissions = try CollaborationPermissions(claim: ["annotations:view:self"])
+        let last = InstantAPI.SyncAnswer(
+            revision: 4, reset: false, lastPushID: nil, changes: shared.records[3...], shared: shared, settled: [])
+        #expect(last.contentBytes(writtenFor: everyone) == 1_000, "every shared record, before any answer wrote them")
+        #expect(last.contentBytes(writtenFor: ownOnly) == 400, "its own: it does not use the shared JSON")
+        #expect(!shared.hasDerived(SharedSyncJSON.self))
+        var written = ByteBuffer()
+        last.writeRecords(visibleTo: everyone, into: &written)
+        #expect(shared.hasDerived(SharedSyncJSON.self))
+        #expect(last.contentBytes(writtenFor: everyone) == 400, "its own, once the shared JSON is made")
+    }
 }

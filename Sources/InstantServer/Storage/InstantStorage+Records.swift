@@ -869,6 +869,14 @@ public final class SharedRecords: Sendable {
         self.records = records
     }
 
+    /// Whether a value of `type` was derived from the records already (a reader that asks now gets
+    /// it without deriving).
+    public func hasDerived<Value: Sendable>(_ type: Value.Type) -> Bool {
+        derivations.withLock { derivations in
+            if case .done = derivations[ObjectIdentifier(type)] { true } else { false }
+        }
+    }
+
     /// The value of its type derived from the records: `derive` makes it for the first reader
     /// that asks, and the readers after get the same. A reader that asks while the first is still
     /// deriving derives for itself rather than wait (readers run on event loops).

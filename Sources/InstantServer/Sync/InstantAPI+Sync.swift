@@ -116,7 +116,7 @@ extension InstantAPI {
                 metadata: ["document.id": "\(documentID)", "client.id": "\(syncRequest.clientID)"]
             )
         }
-        let body = try await LargeWork.run(bytes: answer.contentBytes) {
+        let body = try await LargeWork.run(bytes: answer.contentBytes(writtenFor: token)) {
             Self.encode(answer, rejections: rejections, visibleTo: token)
         }
         return EncodedSyncAnswer(revision: answer.revision, body: body)
@@ -197,9 +197,15 @@ extension InstantAPI {
         /// of them for a repeated push), so that the client can settle each of its changes.
         var settled: [StoredRecord]
 
-        /// The bytes of the stored contents the answer carries: about the size of its JSON.
-        var contentBytes: Int {
-            changes.reduce(0) { $0 + $1.content.count } + settled.reduce(0) { $0 + $1.content.count }
+        /// The bytes of stored contents that writing the answer for `token` reads, about the size of
+        /// the JSON it writes: its own records, or, when it is the first of its group's answers to
+        /// write their shared records, all of those (it makes their JSON for every answer).
+        func contentBytes(writtenFor token: ClientToken) -> Int {
+            var changed = changes
+            if let shared, token.collaborationPermissions == nil, !shared.hasDerived(SharedSyncJSON.self) {
+                changed = shared.records[...]
+            }
+            return changed.reduce(0) { $0 + $1.content.count } + settled.reduce(0) { $0 + $1.content.count }
         }
 
         /// Writes the records as the JSON array of the answer: the changes as its group's answers
