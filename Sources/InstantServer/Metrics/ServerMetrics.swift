@@ -56,10 +56,7 @@ public struct ServerMetrics: Sendable {
             "group_commits", "total",
             "Group transactions of layers committed, by how they made sure they saw the layer as its last writer left it."
         )
-        groupCommits = Dictionary(
-            uniqueKeysWithValues: GroupCommitReport.Path.allCases.map {
-                ($0, registry.makeCounter(descriptor: groups, labels: [("path", $0.rawValue)]))
-            })
+        groupCommits = Self.each("path") { registry.makeCounter(descriptor: groups, labels: $0) }
         groupsRanAgain = registry.makeCounter(
             descriptor: name(
                 "group_commits_ran_again", "total",
@@ -83,15 +80,9 @@ public struct ServerMetrics: Sendable {
         tokensRevoked = registry.makeCounter(
             descriptor: name("tokens_revoked", "total", "Token ids revoked through this node (POST /api/revoke)."))
         let open = name("listeners", "open", "Listeners waiting for changes on this node.")
-        listeners = Dictionary(
-            uniqueKeysWithValues: ListenerTransport.allCases.map {
-                ($0, registry.makeGauge(descriptor: open, labels: [("transport", $0.rawValue)]))
-            })
+        listeners = Self.each("transport") { registry.makeGauge(descriptor: open, labels: $0) }
         let sent = name("listener_messages", "total", "Messages sent on listening WebSockets, by kind.")
-        listenerMessages = Dictionary(
-            uniqueKeysWithValues: ListenerMessage.allCases.map {
-                ($0, registry.makeCounter(descriptor: sent, labels: [("kind", $0.rawValue)]))
-            })
+        listenerMessages = Self.each("kind") { registry.makeCounter(descriptor: sent, labels: $0) }
         socketSyncRequests = registry.makeDurationHistogram(
             descriptor: name(
                 "socket_sync_request_duration", "seconds",
@@ -102,15 +93,20 @@ public struct ServerMetrics: Sendable {
             ])
         let heard = name(
             "node_messages", "total", "Messages from the nodes that share the database (this node's own included).")
-        nodeMessages = Dictionary(
-            uniqueKeysWithValues: NodeMessageKind.allCases.map {
-                ($0, registry.makeCounter(descriptor: heard, labels: [("kind", $0.rawValue)]))
-            })
+        nodeMessages = Self.each("kind") { registry.makeCounter(descriptor: heard, labels: $0) }
         nodeChannelReconnections = registry.makeCounter(
             descriptor: name(
                 "node_channel_reconnections", "total",
                 "Times the channel between the nodes came back after it was down (the node then reads what it missed).")
         )
+    }
+
+    /// One instrument of a family for each case of `Value`, made by `make` with the labels that
+    /// name the case under `label`.
+    private static func each<Value: CaseIterable & RawRepresentable & Hashable, Instrument>(
+        _ label: String, _ make: ([(String, String)]) -> Instrument
+    ) -> [Value: Instrument] where Value.RawValue == String {
+        Dictionary(uniqueKeysWithValues: Value.allCases.map { ($0, make([(label, $0.rawValue)])) })
     }
 
     /// A listener started (`by: 1`) or stopped (`by: -1`) waiting.
