@@ -36,6 +36,81 @@ struct SQLiteBackendTests {
                 documentID: "d", layer: "", client: ClientIdentity(userID: "alice", clientID: "client-1")) == nil)
     }
 
+    /// A database of the schema before layer ids keeps every layer's records, tombstones, push
+    /// state and comment threads, each under its own layer, and new writes go on from there.
+    @Test func layersKeepTheirRecordsThroughTheLayerIDMigration() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("instant.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteBackend.migrator.migrate(queue, upTo: "v4-layer-versions")
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                    VALUES ('d1', '\(String(repeating: "a", count: 64))', 1, '[]', 0, 0),
+                        ('d2', '\(String(repeating: "b", count: 64))', 1, '[]', 0, 0);
+                    INSERT INTO layers (document_id, name, revision, version)
+                    VALUES ('d1', '', 5, 7), ('d1', 'review', 2, 0), ('d2', '', 3, 0);
+                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, content, updated_at, thread_root)
+                    VALUES ('d1', '', 'a', 'annotation', 4, 0, '{"n":1}', 10, NULL),
+                        ('d1', '', 'c', 'comment', 5, 0, '{"rootId":"a"}', 11, 'a'),
+                        ('d1', 'review', 'a', 'annotation', 2, 0, '{"n":2}', 12, NULL),
+                        ('d2', '', 'b', 'annotation', 3, 1, '', 13, NULL);
+                    INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+                    VALUES ('d1', '', '', 'client-1', 9, 5), ('d1', 'review', 'alice', 'client-1', 3, 2);
+                    """)
+        }
+        try queue.close()
+        let storage = try InstantStorage.sqlite(
+            databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"))
+
+        func summary(_ document: String, _ layer: String) async throws -> [String] {
+            try await storage.changes(documentID: document, layer: layer, since: 0).records.map {
+                "\($0.id)@\($0.revision)\($0.isDeleted ? " deleted" : ""): \(String(decoding: $0.content, as: UTF8.self))"
+            }
+        }
+        #expect(try await summary("d1", "") == [#"a@4: {"n":1}"#, #"c@5: {"rootId":"a"}"#])
+        #expect(try await summary("d1", "review") == [#"a@2: {"n":2}"#])
+        #expect(try await summary("d2", "") == ["b@3 deleted: "])
+        #expect(try await storage.layers(documentID: "d1").map(\.revision) == [5, 2])
+        let anonymous = ClientIdentity(userID: nil, clientID: "client-1")
+        let alice = ClientIdentity(userID: "alice", clientID: "client-1")
+        #expect(try await storage.lastPushID(documentID: "d1", layer: "", client: anonymous) == 9)
+        #expect(try await storage.lastPushID(documentID: "d1", layer: "review", client: alice) == 3)
+        #expect(try await storage.lastPushID(documentID: "d1", layer: "review", client: anonymous) == nil)
+
+        // A repeated push changes nothing; deleting a thread's root deletes its comment, found
+        // through the thread index; the other layers stay as they were.
+        let repeated = try await storage.apply(
+            [.delete(id: "a")], documentID: "d1", layer: "", push: ClientPush(client: anonymous, pushID: 9),
+            onConditionFailure: .abortBatch)
+        #expect(repeated.isDuplicatePush)
+        let deleted = try await storage.apply(
+            [.delete(id: "a")], documentID: "d1", layer: "", push: ClientPush(client: anonymous, pushID: 10),
+            onConditionFailure: .abortBatch)
+        #expect(deleted.revision == 6)
+        #expect(Set(try await storage.changes(documentID: "d1", layer: "", since: 5).records.map(\.id)) == ["a", "c"])
+        #expect(try await storage.records(documentID: "d1", layer: "", kind: nil).isEmpty)
+        #expect(try await summary("d1", "review") == [#"a@2: {"n":2}"#])
+        #expect(try await storage.lastPushID(documentID: "d1", layer: "", client: anonymous) == 10)
+
+        // Deleting a document takes its layers' rows with it, and only those.
+        #expect(try await storage.deleteDocument(id: "d1"))
+        let backend = try #require(storage.backend as? SQLiteBackend)
+        let left = try await backend.read { transaction in
+            try await (transaction as? SQLiteTransaction)?.run { db in
+                try [
+                    Int.fetchOne(db, sql: "SELECT count(*) FROM records") ?? -1,
+                    Int.fetchOne(db, sql: "SELECT count(*) FROM client_pushes") ?? -1,
+                    Int.fetchOne(db, sql: "SELECT count(*) FROM layers") ?? -1,
+                    Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count,
+                ]
+            }
+        }
+        #expect(left == [1, 0, 1, 0], "d2's record and layer stay; no row points at a missing layer")
+    }
+
     /// A transaction's code runs on the thread of its connection between its statements, so a
     /// transaction of many statements does not switch threads per statement; a failing body rolls
     /// back.
@@ -179,7 +254,7 @@ struct SQLiteBackendTests {
             }
         }
         #expect(
-            refusal?.description.contains("string or blob too big (parameter 11)") == true,
+            refusal?.description.contains("string or blob too big (parameter 10)") == true,
             "\(refusal.map(String.init(describing:)) ?? "")")
         try await limitLength(to: 1_000_000_000)
         let after = try await backend.read { transaction in

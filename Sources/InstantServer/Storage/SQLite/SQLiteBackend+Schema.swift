@@ -126,6 +126,69 @@ extension SQLiteBackend {
             // left it (0 for a layer no group has written since it was created).
             try db.execute(sql: "ALTER TABLE layers ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v5-layer-ids") { db in
+            // Records and push state are keyed by an integer id of their layer instead of the
+            // document's id and the layer's name: every row, and every entry of the records'
+            // indexes, carried both as text. The old tables are renamed out of the way, the new
+            // ones made under the final names, the rows copied, the old tables dropped.
+            try db.execute(
+                sql: """
+                    ALTER TABLE layers RENAME TO layers_v4;
+                    ALTER TABLE records RENAME TO records_v4;
+                    ALTER TABLE client_pushes RENAME TO client_pushes_v4;
+                    DROP INDEX records_revision;
+                    DROP INDEX records_thread_root;
+                    CREATE TABLE layers (
+                        id INTEGER PRIMARY KEY,
+                        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        revision INTEGER NOT NULL,
+                        version INTEGER NOT NULL DEFAULT 0,
+                        UNIQUE (document_id, name)
+                    );
+                    CREATE TABLE records (
+                        layer_id INTEGER NOT NULL REFERENCES layers(id) ON DELETE CASCADE,
+                        id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        revision INTEGER NOT NULL,
+                        deleted INTEGER NOT NULL,
+                        group_name TEXT,
+                        created_by TEXT,
+                        updated_by TEXT,
+                        pdf_object_id INTEGER,
+                        content BLOB NOT NULL,
+                        updated_at REAL NOT NULL,
+                        thread_root TEXT,
+                        PRIMARY KEY (layer_id, id)
+                    );
+                    CREATE INDEX records_revision ON records(layer_id, revision);
+                    CREATE INDEX records_thread_root ON records(layer_id, thread_root) WHERE thread_root IS NOT NULL;
+                    CREATE TABLE client_pushes (
+                        layer_id INTEGER NOT NULL REFERENCES layers(id) ON DELETE CASCADE,
+                        user_scope TEXT NOT NULL,
+                        client_id TEXT NOT NULL,
+                        push_id INTEGER NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (layer_id, user_scope, client_id)
+                    );
+                    INSERT INTO layers (document_id, name, revision, version)
+                        SELECT document_id, name, revision, version FROM layers_v4 ORDER BY document_id, name;
+                    INSERT INTO records (layer_id, id, kind, revision, deleted, group_name, created_by, updated_by,
+                            pdf_object_id, content, updated_at, thread_root)
+                        SELECT layers.id, old.id, old.kind, old.revision, old.deleted, old.group_name, old.created_by,
+                            old.updated_by, old.pdf_object_id, old.content, old.updated_at, old.thread_root
+                        FROM records_v4 AS old
+                        JOIN layers ON layers.document_id = old.document_id AND layers.name = old.layer;
+                    INSERT INTO client_pushes (layer_id, user_scope, client_id, push_id, revision)
+                        SELECT layers.id, old.user_scope, old.client_id, old.push_id, old.revision
+                        FROM client_pushes_v4 AS old
+                        JOIN layers ON layers.document_id = old.document_id AND layers.name = old.layer;
+                    DROP TABLE client_pushes_v4;
+                    DROP TABLE records_v4;
+                    DROP TABLE layers_v4;
+                    """
+            )
+        }
         return migrator
     }
 }

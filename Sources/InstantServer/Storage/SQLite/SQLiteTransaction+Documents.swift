@@ -57,8 +57,11 @@ extension SQLiteTransaction {
         try await run { db in
             // Records and push state hang off layers, which cascade from the document; deleting
             // them first spares SQLite a cascade row by row.
-            try db.execute(sql: "DELETE FROM records WHERE document_id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM client_pushes WHERE document_id = ?", arguments: [id])
+            for table in ["records", "client_pushes"] {
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE layer_id IN (SELECT id FROM layers WHERE document_id = ?)",
+                    arguments: [id])
+            }
             try db.execute(sql: "DELETE FROM documents WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }

@@ -84,9 +84,7 @@ extension SQLiteTransaction {
         try await run { db in
             for table in ["records", "client_pushes"] {
                 try db.execute(
-                    sql: "DELETE FROM \(table) WHERE document_id = ? AND layer = ?",
-                    arguments: [documentID, name]
-                )
+                    sql: "DELETE FROM \(table) WHERE layer_id = \(Self.layerIDOf)", arguments: [documentID, name])
             }
             try db.execute(sql: "DELETE FROM layers WHERE document_id = ? AND name = ?", arguments: [documentID, name])
             return db.changesCount > 0
@@ -99,13 +97,13 @@ extension SQLiteTransaction {
         try await run { db in
             try db.execute(
                 sql: """
-                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
+                    INSERT INTO records (layer_id, id, kind, revision, deleted, group_name, created_by,
                         updated_by, pdf_object_id, content, updated_at, thread_root)
-                    SELECT document_id, ?, id, kind, ?, 0, group_name, created_by, updated_by, pdf_object_id, content, ?,
-                        thread_root
-                    FROM records WHERE document_id = ? AND layer = ? AND deleted = 0
+                    SELECT \(Self.layerIDOf), id, kind, ?, 0, group_name, created_by, updated_by, pdf_object_id, content,
+                        ?, thread_root
+                    FROM records WHERE layer_id = \(Self.layerIDOf) AND deleted = 0
                     """,
-                arguments: [target, revision, time.timeIntervalSince1970, documentID, source]
+                arguments: [documentID, target, revision, time.timeIntervalSince1970, documentID, source]
             )
             return db.changesCount
         }
@@ -128,7 +126,7 @@ extension SQLiteTransaction {
                 db.cachedStatement(
                     sql: """
                         SELECT user_scope, client_id, push_id FROM client_pushes
-                        WHERE document_id = ? AND layer = ? AND (user_scope, client_id) IN (
+                        WHERE layer_id = \(Self.layerIDOf) AND (user_scope, client_id) IN (
                             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
                         """),
                 arguments: [documentID, layer, pairs])
@@ -148,8 +146,8 @@ extension SQLiteTransaction {
     {
         try await run { db in
             try Self.setLastPushID(
-                with: SQLiteRowWriter(db, sql: Self.setLastPushIDSQL), pushID, documentID: documentID, layer: layer,
-                client: client, revision: revision)
+                with: SQLiteRowWriter(db, sql: Self.setLastPushIDSQL), pushID,
+                layerID: Self.layerID(db, documentID: documentID, layer: layer), client: client, revision: revision)
         }
     }
 
@@ -176,11 +174,11 @@ extension SQLiteTransaction {
                 values.append(layer)
             }
             guard !pushes.isEmpty else { return }
+            let layerID = try Self.layerID(db, documentID: documentID, layer: layer)
             let writer = try SQLiteRowWriter(db, sql: Self.setLastPushIDSQL)
             for push in pushes {
                 try Self.setLastPushID(
-                    with: writer, push.pushID, documentID: documentID, layer: layer, client: push.client,
-                    revision: push.revision)
+                    with: writer, push.pushID, layerID: layerID, client: push.client, revision: push.revision)
             }
         }
         return String(version)
@@ -193,7 +191,7 @@ extension SQLiteTransaction {
             db.cachedStatement(
                 sql: """
                     SELECT push_id FROM client_pushes
-                    WHERE document_id = ? AND layer = ? AND user_scope = ? AND client_id = ?
+                    WHERE layer_id = \(layerIDOf) AND user_scope = ? AND client_id = ?
                     """
             ),
             arguments: [documentID, layer, client.userScope, client.clientID]
@@ -201,12 +199,10 @@ extension SQLiteTransaction {
     }
 
     private static func setLastPushID(
-        with writer: SQLiteRowWriter, _ pushID: Int64, documentID: String, layer: String, client: ClientIdentity,
-        revision: Int64
+        with writer: SQLiteRowWriter, _ pushID: Int64, layerID: Int64, client: ClientIdentity, revision: Int64
     ) throws {
         try writer.write { values in
-            values.append(documentID)
-            values.append(layer)
+            values.append(layerID)
             values.append(client.userScope)
             values.append(client.clientID)
             values.append(pushID)
@@ -214,9 +210,29 @@ extension SQLiteTransaction {
         }
     }
 
-    /// Sets a client's last push id (``setLastPushID(with:_:documentID:layer:client:revision:)``).
+    /// Sets a client's last push id (``setLastPushID(with:_:layerID:client:revision:)``).
     private static let setLastPushIDSQL = """
-        INSERT OR REPLACE INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
-        VALUES (?, ?, ?, ?, ?, ?)
+        INSERT OR REPLACE INTO client_pushes (layer_id, user_scope, client_id, push_id, revision)
+        VALUES (?, ?, ?, ?, ?)
         """
+
+    /// The id that keys a layer's records and push state (migration `v5-layer-ids`): one lookup
+    /// in the layers' unique key, so that the rows written after it carry an integer.
+    /// - Throws: ``StorageError/Code/layerNotFound``.
+    static func layerID(_ db: Database, documentID: String, layer: String) throws -> Int64 {
+        guard
+            let id = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT id FROM layers WHERE document_id = ? AND name = ?"),
+                arguments: [documentID, layer])
+        else {
+            throw StorageError(
+                .layerNotFound,
+                "The layer '\(layer)' of the document '\(documentID)' does not exist; create it before writing to it.")
+        }
+        return id
+    }
+
+    /// A layer's id in a statement, from its document's id and its name (two parameters, in that
+    /// order). SQLite computes the subquery once per statement.
+    static let layerIDOf = "(SELECT id FROM layers WHERE document_id = ? AND name = ?)"
 }

@@ -7,7 +7,7 @@ extension SQLiteTransaction {
         documentID: String, layer: String, kind: RecordKind?, onPage pageIndex: Int?, offset: Int, limit: Int?
     ) async throws -> [StoredRecord] {
         try await run { db in
-            var sql = "SELECT \(Self.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND deleted = 0"
+            var sql = "SELECT \(Self.recordColumns) FROM records WHERE layer_id = \(Self.layerIDOf) AND deleted = 0"
             var arguments: StatementArguments = [documentID, layer]
             if let kind {
                 sql += " AND kind = ?"
@@ -35,7 +35,7 @@ extension SQLiteTransaction {
                     db.cachedStatement(
                         sql: """
                             SELECT \(Self.recordColumns) FROM records
-                            WHERE document_id = ? AND layer = ? AND id IN (SELECT value FROM json_each(?))
+                            WHERE layer_id = \(Self.layerIDOf) AND id IN (SELECT value FROM json_each(?))
                             """),
                     arguments: [documentID, layer, json]))
         }
@@ -47,7 +47,7 @@ extension SQLiteTransaction {
             let statement = try db.cachedStatement(
                 sql: """
                     SELECT \(Self.recordColumns) FROM records
-                    WHERE document_id = ? AND layer = ? AND thread_root = ? AND deleted = 0
+                    WHERE layer_id = \(Self.layerIDOf) AND thread_root = ? AND deleted = 0
                     """)
             var found: [StoredRecord] = []
             for root in Set(threadRoots) {
@@ -63,7 +63,7 @@ extension SQLiteTransaction {
                 Row.fetchCursor(
                     db.cachedStatement(
                         sql: """
-                            SELECT \(Self.recordColumns) FROM records WHERE document_id = ? AND layer = ? AND revision > ?
+                            SELECT \(Self.recordColumns) FROM records WHERE layer_id = \(Self.layerIDOf) AND revision > ?
                             ORDER BY revision, id
                             """),
                     arguments: [documentID, layer, revision]))
@@ -73,18 +73,18 @@ extension SQLiteTransaction {
     func upsert(_ rows: [RecordRow], documentID: String, layer: String) async throws {
         guard !rows.isEmpty else { return }
         try await run { db in
+            let layerID = try Self.layerID(db, documentID: documentID, layer: layer)
             let writer = try SQLiteRowWriter(
                 db,
                 sql: """
-                    INSERT OR REPLACE INTO records (document_id, layer, id, kind, revision, deleted, group_name, created_by,
+                    INSERT OR REPLACE INTO records (layer_id, id, kind, revision, deleted, group_name, created_by,
                         updated_by, pdf_object_id, content, updated_at, thread_root)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             for row in rows {
                 let record = row.record
                 try writer.write { values in
-                    values.append(documentID)
-                    values.append(layer)
+                    values.append(layerID)
                     values.append(record.id)
                     values.append(record.kind.rawValue)
                     values.append(record.revision)
