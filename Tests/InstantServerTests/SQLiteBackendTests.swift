@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import InstantTesting
+import Logging
+import Synchronization
 import Testing
 
 @testable import InstantServer
@@ -62,8 +64,15 @@ struct SQLiteBackendTests {
                     """)
         }
         try queue.close()
+        let log = LogCapture()
         let storage = try InstantStorage.sqlite(
-            databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"))
+            databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"),
+            logger: Logger(label: "test", factory: { _ in log }))
+        #expect(
+            log.lines == [
+                "Migrating the SQLite schema; on a large database this takes a while [v5-layer-ids]",
+                "Migrated the SQLite schema [v5-layer-ids]",
+            ], "an upgrade says which migrations it runs, before and after")
 
         func summary(_ document: String, _ layer: String) async throws -> [String] {
             try await storage.changes(documentID: document, layer: layer, since: 0).records.map {
@@ -109,6 +118,14 @@ struct SQLiteBackendTests {
             }
         }
         #expect(left == [1, 0, 1, 0], "d2's record and layer stay; no row points at a missing layer")
+
+        // A database with every migration, and a new one, open without a word.
+        let quiet = LogCapture()
+        _ = try SQLiteBackend(path: path, logger: Logger(label: "test", factory: { _ in quiet }))
+        _ = try SQLiteBackend(
+            path: directory.url.appendingPathComponent("new.sqlite").path,
+            logger: Logger(label: "test", factory: { _ in quiet }))
+        #expect(quiet.lines.isEmpty)
     }
 
     /// A transaction's code runs on the thread of its connection between its statements, so a
@@ -264,4 +281,24 @@ struct SQLiteBackendTests {
     }
 
     private static func currentThread() -> String { "\(pthread_self())" }
+}
+
+/// A log handler that keeps each message with its `migrations` metadata, for tests of what the
+/// storage says.
+private final class LogCapture: LogHandler, @unchecked Sendable {
+    private let kept = Mutex<[String]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var lines: [String] { kept.withLock { $0 } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let migrations = event.metadata?["migrations"].map { " [\($0)]" } ?? ""
+        kept.withLock { $0.append("\(event.message)\(migrations)") }
+    }
 }

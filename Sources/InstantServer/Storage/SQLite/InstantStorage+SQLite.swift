@@ -10,7 +10,7 @@ extension InstantStorage {
         logger: Logger = Logger(label: "instant.storage")
     ) throws -> InstantStorage {
         InstantStorage(
-            backend: try SQLiteBackend(path: databasePath),
+            backend: try SQLiteBackend(path: databasePath, logger: logger),
             pdfs: try DirectoryBlobStore(directory: pdfDirectory),
             logger: logger
         )

@@ -17,9 +17,10 @@ public final class SQLiteBackend: StorageBackend {
     /// Checkpoints the log beside the writer.
     let checkpointer: SQLiteCheckpointer
 
-    /// Opens (creating if needed) the database and migrates its schema.
+    /// Opens (creating if needed) the database and migrates its schema, telling `logger` about the
+    /// migrations of a database that had some already (an upgrade).
     /// - Throws: ``StorageError/Code/backendFailure`` when the file cannot be opened or migrated.
-    public init(path: String) throws {
+    public init(path: String, logger: Logger = Logger(label: "instant.storage")) throws {
         self.path = path
         do {
             let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -33,7 +34,7 @@ public final class SQLiteBackend: StorageBackend {
             }
             pool = try DatabasePool(path: path, configuration: configuration)
             try Self.flushEveryCommit(of: pool)
-            try Self.migrator.migrate(pool)
+            try Self.migrate(pool, logger: logger)
             checkpointer = try SQLiteCheckpointer(path: path, timingOn: Self.groupCommitLoop.next())
         } catch {
             throw StorageError(
@@ -45,6 +46,24 @@ public final class SQLiteBackend: StorageBackend {
     }
 
     public var description: String { "SQLite at \(path)" }
+
+    /// Applies the migrations the database has not had. When it had some (a database of an earlier
+    /// version), says which before and how long they took after: a migration that rebuilds a table
+    /// copies every row of it, which takes a while on a large database, during which the server
+    /// does not answer yet.
+    private static func migrate(_ pool: DatabasePool, logger: Logger) throws {
+        let applied = try pool.read { db in try migrator.appliedIdentifiers(db) }
+        let pending = migrator.migrations.filter { !applied.contains($0) }
+        guard !applied.isEmpty, !pending.isEmpty else { return try migrator.migrate(pool) }
+        logger.notice(
+            "Migrating the SQLite schema; on a large database this takes a while",
+            metadata: ["migrations": "\(pending.joined(separator: ", "))"])
+        let clock = ContinuousClock()
+        let duration = try clock.measure { try migrator.migrate(pool) }
+        logger.notice(
+            "Migrated the SQLite schema",
+            metadata: ["migrations": "\(pending.joined(separator: ", "))", "duration": "\(duration)"])
+    }
 
     /// Makes every commit of `pool` flushed to the disk before it returns, so that an acknowledged
     /// push survives a power loss (`synchronous = FULL`). Call it once the pool is open: a pool
