@@ -73,6 +73,15 @@ struct SQLiteBackendTests {
                 "Migrating the SQLite schema; on a large database this takes a while [v5-layer-ids]",
                 "Migrated the SQLite schema [v5-layer-ids]",
             ], "an upgrade says which migrations it runs, before and after")
+        let backend = try #require(storage.backend as? SQLiteBackend)
+        let freePages = try await backend.read { transaction in
+            try await (transaction as? SQLiteTransaction)?.run { db in
+                try Int.fetchOne(db, sql: "PRAGMA freelist_count")
+            }
+        }
+        #expect(freePages == 0, "the old tables' pages are given back (VACUUM)")
+        let logSize = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        #expect(logSize == 0, "the log the rebuild went through is emptied")
 
         func summary(_ document: String, _ layer: String) async throws -> [String] {
             try await storage.changes(documentID: document, layer: layer, since: 0).records.map {
@@ -106,7 +115,6 @@ struct SQLiteBackendTests {
 
         // Deleting a document takes its layers' rows with it, and only those.
         #expect(try await storage.deleteDocument(id: "d1"))
-        let backend = try #require(storage.backend as? SQLiteBackend)
         let left = try await backend.read { transaction in
             try await (transaction as? SQLiteTransaction)?.run { db in
                 try [
