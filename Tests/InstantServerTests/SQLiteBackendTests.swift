@@ -136,6 +136,37 @@ struct SQLiteBackendTests {
         #expect(quiet.lines.isEmpty)
     }
 
+    /// A long upgrade says, every so often, that it is still running and for how long, between
+    /// the line before it and the line after.
+    @Test func aLongUpgradeSaysItIsStillRunning() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("instant.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteBackend.migrator.migrate(queue, upTo: "v4-layer-versions")
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                    VALUES ('d', '\(String(repeating: "a", count: 64))', 1, '[]', 0, 0);
+                    INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 20000);
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, content, updated_at)
+                    SELECT 'd', '', 'r' || i, 'annotation', i, 0, zeroblob(300), 0 FROM n;
+                    """)
+        }
+        try queue.close()
+        let log = LogCapture()
+        let pool = try DatabasePool(path: path)
+        try SQLiteBackend.migrate(
+            pool, logger: Logger(label: "test", factory: { _ in log }), heartbeat: .milliseconds(1))
+        let lines = log.lines
+        #expect(lines.first == "Migrating the SQLite schema; on a large database this takes a while [v5-layer-ids]")
+        #expect(lines.contains("Still migrating the SQLite schema [v5-layer-ids]"), "\(lines)")
+        #expect(lines.contains("Migrated the SQLite schema [v5-layer-ids]"))
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM records") } == 20_000)
+    }
+
     /// A transaction's code runs on the thread of its connection between its statements, so a
     /// transaction of many statements does not switch threads per statement; a failing body rolls
     /// back.

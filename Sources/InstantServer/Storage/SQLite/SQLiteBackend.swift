@@ -55,13 +55,27 @@ public final class SQLiteBackend: StorageBackend {
     /// After an upgrade the file is compacted (`VACUUM`) and the log emptied to nothing: the rows
     /// a rebuild copied went through the log and left the old table's pages free in the file, each
     /// about as large as the data (a 548 MB database left a 926 MB file and a 931 MB log).
-    private static func migrate(_ pool: DatabasePool, logger: Logger) throws {
+    ///
+    /// While the upgrade runs, a line every `heartbeat` says how long it has been running, so that
+    /// a long one is not taken for a server that hangs.
+    static func migrate(_ pool: DatabasePool, logger: Logger, heartbeat: Duration = .seconds(10)) throws {
         let applied = try pool.read { db in try migrator.appliedIdentifiers(db) }
         let pending = migrator.migrations.filter { !applied.contains($0) }
         guard !applied.isEmpty, !pending.isEmpty else { return try migrator.migrate(pool) }
         let migrations: Logger.Metadata = ["migrations": "\(pending.joined(separator: ", "))"]
         logger.notice("Migrating the SQLite schema; on a large database this takes a while", metadata: migrations)
         let clock = ContinuousClock()
+        let start = clock.now
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let interval = DispatchTimeInterval.nanoseconds(Int(heartbeat / .nanoseconds(1)))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler {
+            logger.notice(
+                "Still migrating the SQLite schema",
+                metadata: migrations.merging(["elapsed": "\(clock.now - start)"]) { $1 })
+        }
+        timer.resume()
+        defer { timer.cancel() }
         let migrated = try clock.measure { try migrator.migrate(pool) }
         let compacted = try clock.measure {
             try pool.writeWithoutTransaction { db in
