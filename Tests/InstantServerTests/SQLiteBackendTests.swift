@@ -15,20 +15,15 @@ struct SQLiteBackendTests {
     @Test func exactlyOnceStateSurvivesTheClientIdentityMigration() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.url.appendingPathComponent("instant.sqlite").path
-        let queue = try DatabaseQueue(path: path)
-        try SQLiteBackend.migrator.migrate(queue, upTo: "v2-comment-threads")
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
-                    VALUES ('d', 'x', 1, '[]', 0, 0);
-                    INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 4);
-                    INSERT INTO client_pushes (document_id, layer, client_id, push_id, revision)
-                    VALUES ('d', '', 'client-1', 9, 4);
-                    """)
-        }
-        try queue.close()
+        let path = try await Self.database(
+            in: directory, migratedUpTo: "v2-comment-threads",
+            holding: """
+                INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                VALUES ('d', 'x', 1, '[]', 0, 0);
+                INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 4);
+                INSERT INTO client_pushes (document_id, layer, client_id, push_id, revision)
+                VALUES ('d', '', 'client-1', 9, 4);
+                """)
         let storage = try InstantStorage.sqlite(
             databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"))
         let client = ClientIdentity(userID: nil, clientID: "client-1")
@@ -43,27 +38,22 @@ struct SQLiteBackendTests {
     @Test func layersKeepTheirRecordsThroughTheLayerIDMigration() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.url.appendingPathComponent("instant.sqlite").path
-        let queue = try DatabaseQueue(path: path)
-        try SQLiteBackend.migrator.migrate(queue, upTo: "v4-layer-versions")
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
-                    VALUES ('d1', '\(String(repeating: "a", count: 64))', 1, '[]', 0, 0),
-                        ('d2', '\(String(repeating: "b", count: 64))', 1, '[]', 0, 0);
-                    INSERT INTO layers (document_id, name, revision, version)
-                    VALUES ('d1', '', 5, 7), ('d1', 'review', 2, 0), ('d2', '', 3, 0);
-                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, content, updated_at, thread_root)
-                    VALUES ('d1', '', 'a', 'annotation', 4, 0, '{"n":1}', 10, NULL),
-                        ('d1', '', 'c', 'comment', 5, 0, '{"rootId":"a"}', 11, 'a'),
-                        ('d1', 'review', 'a', 'annotation', 2, 0, '{"n":2}', 12, NULL),
-                        ('d2', '', 'b', 'annotation', 3, 1, '', 13, NULL);
-                    INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
-                    VALUES ('d1', '', '', 'client-1', 9, 5), ('d1', 'review', 'alice', 'client-1', 3, 2);
-                    """)
-        }
-        try queue.close()
+        let path = try await Self.database(
+            in: directory, migratedUpTo: "v4-layer-versions",
+            holding: """
+                INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                VALUES ('d1', '\(String(repeating: "a", count: 64))', 1, '[]', 0, 0),
+                    ('d2', '\(String(repeating: "b", count: 64))', 1, '[]', 0, 0);
+                INSERT INTO layers (document_id, name, revision, version)
+                VALUES ('d1', '', 5, 7), ('d1', 'review', 2, 0), ('d2', '', 3, 0);
+                INSERT INTO records (document_id, layer, id, kind, revision, deleted, content, updated_at, thread_root)
+                VALUES ('d1', '', 'a', 'annotation', 4, 0, '{"n":1}', 10, NULL),
+                    ('d1', '', 'c', 'comment', 5, 0, '{"rootId":"a"}', 11, 'a'),
+                    ('d1', 'review', 'a', 'annotation', 2, 0, '{"n":2}', 12, NULL),
+                    ('d2', '', 'b', 'annotation', 3, 1, '', 13, NULL);
+                INSERT INTO client_pushes (document_id, layer, user_scope, client_id, push_id, revision)
+                VALUES ('d1', '', '', 'client-1', 9, 5), ('d1', 'review', 'alice', 'client-1', 3, 2);
+                """)
         let log = LogCapture()
         let storage = try InstantStorage.sqlite(
             databasePath: path, pdfDirectory: directory.url.appendingPathComponent("pdfs"),
@@ -141,21 +131,16 @@ struct SQLiteBackendTests {
     @Test func aLongUpgradeSaysItIsStillRunning() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.url.appendingPathComponent("instant.sqlite").path
-        let queue = try DatabaseQueue(path: path)
-        try SQLiteBackend.migrator.migrate(queue, upTo: "v4-layer-versions")
-        try await queue.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
-                    VALUES ('d', '\(String(repeating: "a", count: 64))', 1, '[]', 0, 0);
-                    INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 20000);
-                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
-                    INSERT INTO records (document_id, layer, id, kind, revision, deleted, content, updated_at)
-                    SELECT 'd', '', 'r' || i, 'annotation', i, 0, zeroblob(300), 0 FROM n;
-                    """)
-        }
-        try queue.close()
+        let path = try await Self.database(
+            in: directory, migratedUpTo: "v4-layer-versions",
+            holding: """
+                INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                VALUES ('d', '\(String(repeating: "a", count: 64))', 1, '[]', 0, 0);
+                INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 20000);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+                INSERT INTO records (document_id, layer, id, kind, revision, deleted, content, updated_at)
+                SELECT 'd', '', 'r' || i, 'annotation', i, 0, zeroblob(300), 0 FROM n;
+                """)
         let log = LogCapture()
         let pool = try DatabasePool(path: path)
         try SQLiteBackend.migrate(
@@ -320,6 +305,21 @@ struct SQLiteBackendTests {
     }
 
     private static func currentThread() -> String { "\(pthread_self())" }
+}
+
+extension SQLiteBackendTests {
+    /// The path of a database in `directory` with the schema as of `migration`, holding what
+    /// `sql` inserts: the database of an earlier version that an upgrade starts from.
+    static func database(in directory: TemporaryDirectory, migratedUpTo migration: String, holding sql: String)
+        async throws -> String
+    {
+        let path = directory.url.appendingPathComponent("instant.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteBackend.migrator.migrate(queue, upTo: migration)
+        try await queue.write { db in try db.execute(sql: sql) }
+        try queue.close()
+        return path
+    }
 }
 
 /// A log handler that keeps each message with its `migrations` metadata, for tests of what the

@@ -112,7 +112,8 @@ extension InstantAPI {
                 "The body's SHA-256 is \(actual), not \(expected): the path must name the attachment by the hash of its bytes."
             )
         }
-        try await storage.putAttachment(documentID: documentID, data: data, contentType: contentType)
+        try await storage.putAttachment(
+            documentID: documentID, StoredAttachment(sha256: actual, contentType: contentType, data: data))
         return Self.data([
             "id": .string(actual), "contentType": .string(contentType), "byteSize": .integer(Int64(data.count)),
         ])

@@ -155,11 +155,7 @@ struct InstantJSONImport {
     @discardableResult
     func apply(to storage: InstantStorage, documentID: String, layer: String) async throws -> CommitResult {
         for attachment in attachments {
-            try await storage.putAttachment(
-                documentID: documentID,
-                data: attachment.data,
-                contentType: attachment.contentType
-            )
+            try await storage.putAttachment(documentID: documentID, attachment)
         }
         var existing: [(id: String, pdfObjectID: Int?)] = []
         if !skippedPDFObjectIDs.isEmpty {

@@ -211,12 +211,20 @@ extension InstantStorage {
     @discardableResult
     public func putAttachment(documentID: String, data: Data, contentType: String) async throws -> String {
         let sha256 = try await LargeWork.run(bytes: data.count) { Attachment.key(for: data) }
-        let attachment = StoredAttachment(sha256: sha256, contentType: contentType, data: data)
+        try await putAttachment(
+            documentID: documentID, StoredAttachment(sha256: sha256, contentType: contentType, data: data))
+        return sha256
+    }
+
+    /// Stores an attachment whose ``StoredAttachment/sha256`` the caller made from its bytes (an
+    /// upload checked against the hash it was named by, an import that hashed while it checked),
+    /// so that they are not hashed again.
+    /// - Throws: ``StorageError/Code/documentNotFound``.
+    func putAttachment(documentID: String, _ attachment: StoredAttachment) async throws {
         try await backend.write { transaction in
             _ = try await Self.requireDocument(transaction, documentID)
             try await transaction.insertAttachment(documentID: documentID, attachment)
         }
-        return attachment.sha256
     }
 
     /// The attachment of the document with the given SHA-256, or `nil`.

@@ -158,23 +158,19 @@ extension SQLiteTransaction {
         announcing events: [StorageEvent]
     ) async throws -> String? {
         guard !rows.isEmpty || revision != nil || !pushes.isEmpty else { return nil }
-        try await upsert(rows, documentID: documentID, layer: layer)
         let version = Int64.random(in: 1...Int64.max)
         try await run { db in
-            // Bound straight to SQLite, as the records are: these run for every group.
-            try SQLiteRowWriter(
-                db,
-                sql:
-                    "UPDATE layers SET revision = coalesce(?, revision), version = ? WHERE document_id = ? AND name = ?"
-            )
-            .write { values in
-                values.append(revision)
-                values.append(version)
-                values.append(documentID)
-                values.append(layer)
-            }
-            guard !pushes.isEmpty else { return }
+            // The layer's id looked up once for the whole group; everything bound straight to
+            // SQLite: these run for every group.
             let layerID = try Self.layerID(db, documentID: documentID, layer: layer)
+            try Self.upsert(rows, layerID: layerID, db)
+            try SQLiteRowWriter(db, sql: "UPDATE layers SET revision = coalesce(?, revision), version = ? WHERE id = ?")
+                .write { values in
+                    values.append(revision)
+                    values.append(version)
+                    values.append(layerID)
+                }
+            guard !pushes.isEmpty else { return }
             let writer = try SQLiteRowWriter(db, sql: Self.setLastPushIDSQL)
             for push in pushes {
                 try Self.setLastPushID(

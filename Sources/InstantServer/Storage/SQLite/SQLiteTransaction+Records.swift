@@ -72,31 +72,35 @@ extension SQLiteTransaction {
 
     func upsert(_ rows: [RecordRow], documentID: String, layer: String) async throws {
         guard !rows.isEmpty else { return }
-        try await run { db in
-            let layerID = try Self.layerID(db, documentID: documentID, layer: layer)
-            let writer = try SQLiteRowWriter(
-                db,
-                sql: """
-                    INSERT OR REPLACE INTO records (layer_id, id, kind, revision, deleted, group_name, created_by,
-                        updated_by, pdf_object_id, content, updated_at, thread_root)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-            for row in rows {
-                let record = row.record
-                try writer.write { values in
-                    values.append(layerID)
-                    values.append(record.id)
-                    values.append(record.kind.rawValue)
-                    values.append(record.revision)
-                    values.append(record.isDeleted)
-                    values.append(record.group)
-                    values.append(record.createdBy)
-                    values.append(record.updatedBy)
-                    values.append(record.pdfObjectID)
-                    values.append(record.content)
-                    values.append(record.updatedAt.timeIntervalSince1970)
-                    values.append(row.threadRoot)
-                }
+        try await run { db in try Self.upsert(rows, layerID: Self.layerID(db, documentID: documentID, layer: layer), db)
+        }
+    }
+
+    /// Writes rows into the layer with the given id (``layerID(_:documentID:layer:)``), each bound
+    /// straight to SQLite.
+    static func upsert(_ rows: [RecordRow], layerID: Int64, _ db: Database) throws {
+        let writer = try SQLiteRowWriter(
+            db,
+            sql: """
+                INSERT OR REPLACE INTO records (layer_id, id, kind, revision, deleted, group_name, created_by,
+                    updated_by, pdf_object_id, content, updated_at, thread_root)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+        for row in rows {
+            let record = row.record
+            try writer.write { values in
+                values.append(layerID)
+                values.append(record.id)
+                values.append(record.kind.rawValue)
+                values.append(record.revision)
+                values.append(record.isDeleted)
+                values.append(record.group)
+                values.append(record.createdBy)
+                values.append(record.updatedBy)
+                values.append(record.pdfObjectID)
+                values.append(record.content)
+                values.append(record.updatedAt.timeIntervalSince1970)
+                values.append(row.threadRoot)
             }
         }
     }
