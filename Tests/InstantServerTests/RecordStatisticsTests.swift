@@ -6,8 +6,8 @@ import Testing
 
 @testable import InstantServer
 
-/// When a node analyzes the records table: after its first 1,000 rows, then after a tenth of the
-/// table's rows as the last analysis counted them, one analysis at a time.
+/// When a node analyzes the records table: after its first 1,000 rows, then once it has written
+/// as many rows as the last analysis counted (the table doubled), one analysis at a time.
 @Suite("Record statistics", .timeLimit(.minutes(10)))
 struct RecordStatisticsTests {
     /// An `ANALYZE` that waits until the test lets it finish with a table size.
@@ -48,11 +48,11 @@ struct RecordStatisticsTests {
         #expect(analyses.started == 1, "one analysis at a time")
         #expect(statistics.isAnalyzing)
 
-        // The table has 50,000 rows: the next analysis comes after 5,000 more, counted from the
+        // The table has 50,000 rows: the next analysis comes after 50,000 more, counted from the
         // start of the one that just ended (the 2,000 written meanwhile count).
         analyses.finish(.success(50_000))
         #expect(try await eventually { !statistics.isAnalyzing })
-        statistics.noteWritten(2_999)
+        statistics.noteWritten(47_999)
         #expect(!statistics.isAnalyzing)
         statistics.noteWritten(1)
         #expect(try await eventually { analyses.started == 2 })
@@ -60,7 +60,7 @@ struct RecordStatisticsTests {
         // A failed analysis keeps the threshold; the next one is tried after as many rows again.
         analyses.finish(.failure(Failed()))
         #expect(try await eventually { !statistics.isAnalyzing })
-        statistics.noteWritten(4_999)
+        statistics.noteWritten(49_999)
         #expect(!statistics.isAnalyzing)
         statistics.noteWritten(1)
         #expect(try await eventually { analyses.started == 3 })
