@@ -62,7 +62,7 @@ enum PostgresSync {
                 line += String(
                     format: "; pgbench %.0f from %d clients: %.0f%%", pgbench, writers, rate.perSecond / pgbench * 100)
             }
-            print(line + ")" + rate.processorCost(against: nil, floor: "PostgreSQL"))
+            print(line + ")" + rate.processorCost(against: nil, floor: "PostgreSQL") + rate.groupShape())
         }
         if pgbench == nil {
             print(

@@ -131,7 +131,7 @@ struct SyncBenchmark: AsyncParsableCommand {
                         format: "throughput, %3d-change pushes %@, %d writers: %.0f changes/s "
                             + "(raw SQLite %.0f rows/s: %.0f%%)",
                         batch, transport, writers, rate.perSecond, raw.perSecond, rate.perSecond / raw.perSecond * 100)
-                        + rate.processorCost(against: raw, floor: "raw SQLite"))
+                        + rate.processorCost(against: raw, floor: "raw SQLite") + rate.groupShape())
             }
         }
 
@@ -195,6 +195,16 @@ struct BenchAPI: Sendable {
             parsing: Data(
                 buffer: try await sendRaw(
                     method, path, body: body, authorization: authorization, contentType: contentType)))
+    }
+
+    /// The server's group transactions so far (``GroupCommits``); `nil` when `/metrics` does not
+    /// answer with them (a server of another kind): the figure is then left out.
+    func groupCommits() async -> GroupCommits? {
+        let request = HTTPClientRequest(url: server.baseURL.absoluteString + "/metrics")
+        guard let response = try? await http.execute(request, timeout: .seconds(10)), response.status == .ok,
+            let bytes = try? await response.body.collect(upTo: 4 << 20)
+        else { return nil }
+        return GroupCommits(metrics: String(buffer: bytes))
     }
 
     func sendRaw(_ method: HTTPMethod, _ path: String, body: Data, authorization: String, contentType: String)

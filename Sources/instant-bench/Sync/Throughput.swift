@@ -13,6 +13,9 @@ enum Throughput {
         var microseconds: Double?
         /// The processor time of the load generator (this process) per change, in microseconds.
         var loadMicroseconds: Double?
+        /// The server's group transactions in the phase (from its `/metrics`), and the phase's
+        /// length in seconds; `nil` when the server did not say.
+        var groups: (commits: GroupCommits, seconds: Double)?
 
         /// ` | processor time a change: server 258 µs (8.2× raw SQLite's 31.6 µs a row), load
         /// generator 45 µs` (without the multiple when the floor's time is unknown), or nothing when
@@ -27,6 +30,16 @@ enum Throughput {
             }
             if let loadMicroseconds { text += String(format: ", load generator %.1f µs", loadMicroseconds) }
             return text
+        }
+
+        /// ` | groups: 4.3 commits each, one every 1.95 ms`, or nothing when the server did not say:
+        /// how many pushes shared a transaction (and its flush to the disk), and how far apart the
+        /// transactions of the layer's chain came.
+        func groupShape() -> String {
+            guard let (groups, seconds) = groups, groups.count > 0 else { return "" }
+            return String(
+                format: " | groups: %.1f commits each, one every %.2f ms", groups.commits / groups.count,
+                seconds / groups.count * 1e3)
         }
     }
 
@@ -49,6 +62,7 @@ enum Throughput {
                     documentID: document, token: token, client: "w\(writer)", changesPerPush: changesPerPush)
                 connected.append(try await PushWriter.connect(to: api.server.baseURL, over: transport, pushes: pushes))
             }
+            let groupsBefore = await api.groupCommits()
             let (serverStart, loadStart) = (api.server.processorTime(), ownProcessorTime())
             let start = DispatchTime.now().uptimeNanoseconds
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -59,12 +73,14 @@ enum Throughput {
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let (serverEnd, loadEnd) = (api.server.processorTime(), ownProcessorTime())
+            let groupsAfter = await api.groupCommits()
             for writer in connected { await writer.close() }
             let changes = Double(writers * pushesPerWriter * changesPerPush)
             return Rate(
                 perSecond: changes / seconds,
                 microseconds: serverEnd.flatMap { end in serverStart.map { (end - $0) / changes * 1e6 } },
-                loadMicroseconds: (loadEnd - loadStart) / changes * 1e6)
+                loadMicroseconds: (loadEnd - loadStart) / changes * 1e6,
+                groups: groupsAfter.flatMap { after in groupsBefore.map { (after.since($0), seconds) } })
         } catch {
             for writer in connected { await writer.close() }
             throw error
@@ -149,4 +165,39 @@ func ownProcessorTime() -> Double {
     getrusage(RUSAGE_SELF.rawValue, &usage)
     func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// A server's count of group transactions and of the commits they carried, from its `/metrics`
+/// (`instant_group_commit_size_commits`).
+struct GroupCommits {
+    var count: Double
+    var commits: Double
+
+    /// The groups after `earlier`.
+    func since(_ earlier: GroupCommits) -> GroupCommits {
+        GroupCommits(count: count - earlier.count, commits: commits - earlier.commits)
+    }
+
+    /// Reads the histogram's `_count` and `_sum` from the Prometheus text of `/metrics`.
+    init?(metrics text: String) {
+        var count: Double?
+        var commits: Double?
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let value = Double(parts[1]) else { continue }
+            switch parts[0] {
+            case "instant_group_commit_size_commits_count": count = value
+            case "instant_group_commit_size_commits_sum": commits = value
+            default: continue
+            }
+        }
+        guard let count, let commits else { return nil }
+        self.count = count
+        self.commits = commits
+    }
+
+    init(count: Double, commits: Double) {
+        self.count = count
+        self.commits = commits
+    }
 }
