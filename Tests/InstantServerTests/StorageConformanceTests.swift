@@ -304,6 +304,44 @@ struct StorageConformanceTests {
         #expect(try await reopened.record(documentID: "d", layer: "", id: "A")?.content == Self.annotation("A").content)
     }
 
+    /// A node reads whether a token id was revoked at most once a second; revocations through it,
+    /// or heard from another node, count at once.
+    @Test(arguments: StorageKind.available)
+    func aNodeReadsARevocationAtMostOnceASecondAndKnowsItsOwnAtOnce(_ kind: StorageKind) async throws {
+        let fixture = try await StorageFixture(kind)
+        defer { fixture.remove() }
+        let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        let node = try await fixture.reopened(clock: { now.withLock { $0 } })
+        let other = fixture.storage
+        func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
+
+        #expect(try await node.isTokenRevoked(id: "a") == false)
+        try await other.revokeTokens(ids: ["a"])
+        advance(0.9)
+        #expect(try await node.isTokenRevoked(id: "a") == false, "read less than a second ago")
+        #expect(try await node.isTokenRevoked(id: "a", fromDatabase: true))
+        #expect(try await node.isTokenRevoked(id: "a"), "a revocation read stays known")
+
+        #expect(try await node.isTokenRevoked(id: "b") == false)
+        try await other.revokeTokens(ids: ["b"])
+        advance(1)
+        #expect(try await node.isTokenRevoked(id: "b"), "read again once a second passed")
+
+        #expect(try await node.isTokenRevoked(id: "c") == false)
+        try await node.revokeTokens(ids: ["c"])
+        #expect(try await node.isTokenRevoked(id: "c"), "revoked through the node itself: at once")
+
+        #expect(try await node.isTokenRevoked(id: "d") == false)
+        try await other.revokeTokens(ids: ["d"])
+        node.noteRevoked(["d"])
+        #expect(try await node.isTokenRevoked(id: "d"), "heard from the other node: at once")
+
+        #expect(try await node.isTokenRevoked(id: "e") == false)
+        advance(-5)
+        try await other.revokeTokens(ids: ["e"])
+        #expect(try await node.isTokenRevoked(id: "e"), "a clock set back reads again")
+    }
+
     @Test(arguments: StorageKind.available) func concurrentWritersEachGetTheirOwnRevision(_ kind: StorageKind)
         async throws
     {

@@ -56,23 +56,30 @@ final class StorageFixture: Sendable {
         storage = try await Self.open(location, pools: pools)
     }
 
-    private static func open(_ location: Location, pools: PoolTasks) async throws -> InstantStorage {
+    private static func open(
+        _ location: Location, pools: PoolTasks, clock: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> InstantStorage {
         switch location {
         case .directory(let directory):
-            return try InstantStorage.sqlite(directory: directory.url)
+            return InstantStorage(
+                backend: try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path),
+                pdfs: try DirectoryBlobStore(
+                    directory: directory.url.appendingPathComponent("pdfs", isDirectory: true)),
+                clock: clock)
         case .database(let url):
             var configuration = try PostgresBackend.Configuration(url: url)
             configuration.maximumConnections = 4
             let backend = try PostgresBackend(configuration: configuration, logger: quietLogger)
             pools.tasks.withLock { $0.append(Task { await backend.run() }) }
             _ = try await backend.migrate()
-            return InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend))
+            return InstantStorage(backend: backend, pdfs: PostgresBlobStore(backend: backend), clock: clock)
         }
     }
 
-    /// A second storage over the same data.
-    func reopened() async throws -> InstantStorage {
-        try await Self.open(location, pools: pools)
+    /// A second storage over the same data (as another server node, or the server restarted),
+    /// whose time is `clock`'s.
+    func reopened(clock: @escaping @Sendable () -> Date = { Date() }) async throws -> InstantStorage {
+        try await Self.open(location, pools: pools, clock: clock)
     }
 
     func remove() {

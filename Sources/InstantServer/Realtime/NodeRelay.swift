@@ -53,6 +53,7 @@ public struct NodeRelay: Service {
             switch event {
             case .message(.committed(let event)):
                 events.metrics.heard(.commit)
+                if case .tokensRevoked(let ids) = event { storage.noteRevoked(ids) }
                 await events.storageCommitted([event])
             case .message(.presence(let node, let documentID, let layer, let entries)):
                 events.metrics.heard(.presence)
@@ -98,7 +99,8 @@ public struct NodeRelay: Service {
                 }
             }
             var revoked: [String] = []
-            for id in await events.listenedTokenIDs() where try await storage.isTokenRevoked(id: id) {
+            for id in await events.listenedTokenIDs() where try await storage.isTokenRevoked(id: id, fromDatabase: true)
+            {
                 revoked.append(id)
             }
             if !revoked.isEmpty { await events.tokensRevoked(revoked) }

@@ -263,17 +263,32 @@ extension InstantStorage {
 
     // MARK: Token revocation
 
-    /// Records token ids (`jti`) as revoked.
+    /// Records token ids (`jti`) as revoked; this node knows it once this returns, the other nodes
+    /// when its notification reaches them (``noteRevoked(_:)``).
     public func revokeTokens(ids: [String]) async throws {
         let now = clock()
         try await write { transaction in
             try await transaction.revokeTokens(ids: ids, at: now)
             return ((), ids.isEmpty ? [] : [.tokensRevoked(ids)])
         }
+        revocations.noteRevoked(ids)
     }
 
-    /// Whether a token id was revoked.
-    public func isTokenRevoked(id: String) async throws -> Bool {
-        try await backend.readStatement { try await $0.isTokenRevoked(id: id) }
+    /// Whether a token id was revoked. An id found not revoked is read again after at most
+    /// ``TokenRevocations/recheckInterval`` (one second), or at once with `fromDatabase`; a
+    /// revocation made through this node or heard from another counts at once
+    /// (``TokenRevocations``).
+    public func isTokenRevoked(id: String, fromDatabase: Bool = false) async throws -> Bool {
+        let now = clock()
+        if !fromDatabase, let known = revocations.isRevoked(id, at: now) { return known }
+        let revoked = try await backend.readStatement { try await $0.isTokenRevoked(id: id) }
+        revocations.noteRead(id, revoked: revoked, startedAt: now)
+        return revoked
+    }
+
+    /// Notes token ids revoked through another node (its notification), which this node's
+    /// requests then refuse at once.
+    public func noteRevoked(_ ids: [String]) {
+        revocations.noteRevoked(ids)
     }
 }

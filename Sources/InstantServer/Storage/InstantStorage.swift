@@ -27,6 +27,8 @@ public final class InstantStorage: Sendable {
     let clock: @Sendable () -> Date
     private let observers = Mutex<[any StorageObserver]>([])
     let commitQueue = LayerCommitQueue()
+    /// What this node knows of token revocations.
+    let revocations = TokenRevocations()
 
     /// Creates the storage over a backend and a blob store.
     /// - Parameters:
