@@ -56,8 +56,10 @@ enum Throughput {
         var connected: [PushWriter] = []
         do {
             for writer in 0..<writers {
-                // A token per writer: the server limits the listening connections of one token.
-                let token = try await api.server.token(document: document, user: "w")
+                // A token per writer: the server limits the listening connections of one token. With
+                // an id, as a backend that may revoke its tokens issues them: the server checks
+                // whether it was revoked.
+                let token = try await api.server.token(document: document, user: "w", tokenID: "w\(writer)-\(UUID())")
                 let pushes = PushWriter.Pushes(
                     documentID: document, token: token, client: "w\(writer)", changesPerPush: changesPerPush)
                 connected.append(try await PushWriter.connect(to: api.server.baseURL, over: transport, pushes: pushes))
@@ -96,7 +98,8 @@ extension Throughput {
         let pushesPerWriter = 200
         var tokens: [String] = []
         for writer in 0..<writers {
-            let token = try await apis[0].server.token(document: document, layer: "l\(writer % layers)", user: "w")
+            let token = try await apis[0].server.token(
+                document: document, layer: "l\(writer % layers)", user: "w", tokenID: "w\(writer)-\(UUID())")
             tokens.append(token)
             _ = try await apis[writer % apis.count].syncRevision(
                 document: document, layer: "l\(writer % layers)", token: token,
