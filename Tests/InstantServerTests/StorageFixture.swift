@@ -61,11 +61,7 @@ final class StorageFixture: Sendable {
     ) async throws -> InstantStorage {
         switch location {
         case .directory(let directory):
-            return InstantStorage(
-                backend: try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path),
-                pdfs: try DirectoryBlobStore(
-                    directory: directory.url.appendingPathComponent("pdfs", isDirectory: true)),
-                clock: clock)
+            return try InstantStorage.sqlite(directory: directory.url, clock: clock)
         case .database(let url):
             var configuration = try PostgresBackend.Configuration(url: url)
             configuration.maximumConnections = 4

@@ -32,7 +32,7 @@ final class TokenRevocations: Sendable {
         known.withLock { known in
             if known.revoked.contains(id) { return true }
             guard let readAt = known.notRevoked[id] else { return nil }
-            // A clock set back does not make a read last longer either.
+            // Nor does a clock set back make a read count for longer.
             guard abs(now.timeIntervalSince(readAt)) < Self.recheckInterval else {
                 known.notRevoked[id] = nil
                 return nil
