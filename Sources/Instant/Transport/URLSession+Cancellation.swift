@@ -13,20 +13,28 @@ extension URLSession {
     /// the same task (which waits for the cancellation lock): both wait forever. Here the request
     /// completes on the session's delegate queue and a cancellation only schedules
     /// `URLSessionTask.cancel()`, so neither side ever waits for the other.
+    ///
+    /// FoundationNetworking also waits for the session's queue to make a task and to resume it,
+    /// a wait of milliseconds while the session moves other requests' bytes. Both happen on a
+    /// dispatch queue, never on a thread of Swift's cooperative pool: there, in a process with
+    /// many requests under way, those waits held the pool's threads (in the full test run, a
+    /// quarter of their time) and every task of the process waited behind them.
     func cancellableData(for request: URLRequest) async throws -> (Data, URLResponse) {
         let running = RunningRequest()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let task = dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: error)
-                    } else if let data, let response {
-                        continuation.resume(returning: (data, response))
-                    } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+                DispatchQueue.global().async {
+                    let task = self.dataTask(with: request) { data, response, error in
+                        if let error {
+                            continuation.resume(throwing: error)
+                        } else if let data, let response {
+                            continuation.resume(returning: (data, response))
+                        } else {
+                            continuation.resume(throwing: URLError(.badServerResponse))
+                        }
                     }
+                    running.start(task)
                 }
-                running.start(task)
             }
         } onCancel: {
             running.cancel()
