@@ -51,15 +51,14 @@ struct ConnectionLimitTests {
     }
 
     @Test func aStalledBodyIsAnsweredWith408AndNothingIsStored() async throws {
-        // 2 s: the second half of the test's own sending may leave late on a busy machine.
         let limits = HTTPLimits(headerTimeout: Self.never, bodyTimeout: .seconds(2), idleTimeout: Self.never)
         try await LimitedServer.run(limits) { server in
             let pdf = TestPDF.make(pageCount: 1, contentSize: 20_000)
-            let connection = try await RawConnection.open(port: server.port)
-            try await connection.send(
+            let head =
                 "POST /api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/pdf\r\n"
-                    + "Authorization: Token token=\"\(server.apiAuthToken)\"\r\nContent-Length: \(pdf.count)\r\n\r\n")
-            try await connection.send(pdf.prefix(pdf.count / 2))
+                + "Authorization: Token token=\"\(server.apiAuthToken)\"\r\nContent-Length: \(pdf.count)\r\n\r\n"
+            let connection = try await RawConnection.open(
+                port: server.port, sending: Array(head.utf8) + pdf.prefix(pdf.count / 2))
             let answer = try await connection.answer()
             #expect(answer?.status == 408)
             #expect(answer?.reason?.contains("--body-timeout") == true, "\(answer?.reason ?? "no answer")")
@@ -100,8 +99,9 @@ struct ConnectionLimitTests {
             // Far more than the socket buffers of both ends hold.
             let pdf = TestPDF.make(pageCount: 1, contentSize: 24_000_000)
             let id = try await server.storeDocument(pdf)
-            let connection = try await RawConnection.open(port: server.port, reading: false)
-            try await connection.sendRequest("GET", "/api/documents/\(id)/pdf", headers: LimitedServer.apiHeaders)
+            let connection = try await RawConnection.open(
+                port: server.port, reading: false,
+                sending: RawConnection.request("GET", "/api/documents/\(id)/pdf", headers: LimitedServer.apiHeaders))
             connection.read()
             #expect(try await RawConnection.poll(30) { connection.receivedCount > 0 }, "the answer has begun")
 
@@ -296,13 +296,7 @@ struct LimitedServer {
     /// Stores a PDF as a document directly in the server's storage, past the HTTP limits under test
     /// (a tight body timeout would cut a large upload on a busy machine); returns its id.
     func storeDocument(_ pdf: Data) async throws -> String {
-        let id = "stored-\(UUID().uuidString)"
-        try await storage.createDocument(
-            StoredDocument(
-                id: id, title: nil, sourcePDFSHA256: Attachment.key(for: pdf), byteSize: pdf.count,
-                pages: [PageInfo(width: 612, height: 792)], pdfID: nil, isPasswordProtected: false, createdAt: Date()),
-            pdf: pdf, baseRecords: [])
-        return id
+        try await storage.storeDocument(pdf)
     }
 
     /// Adds a note to the document's default layer through the backend API.
@@ -333,29 +327,34 @@ struct LimitedServer {
     func longPoll(_ id: String, key: TestSigningKey, on connection: RawConnection? = nil) async throws
         -> RawConnection
     {
-        var given = connection
-        if given == nil { given = try await RawConnection.open(port: port) }
-        let connection = try #require(given)
         let headers = try await auth(id, key).map { "\($0.key): \($0.value)\r\n" }.joined()
-        try await connection.send(
+        let requests =
             "GET /healthcheck HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-                + "GET /i/d/\(id)/listen?since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)\r\n")
-        #expect(try await connection.answer()?.status == 200)
-        return connection
+            + "GET /i/d/\(id)/listen?since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)\r\n"
+        var polling = connection
+        if let polling {
+            try await polling.send(requests)
+        } else {
+            polling = try await RawConnection.open(port: port, sending: requests)
+        }
+        let opened = try #require(polling)
+        #expect(try await opened.answer()?.status == 200)
+        return opened
     }
 
     /// Returns once every timeout of ``limits`` has cut off a connection opened now: one that
     /// sends nothing, one that sends half a head, one that answered a request and idles, and
-    /// one that sends half a body. Whatever was open before has lived at least as long.
+    /// one that sends half a body. Whatever was open before has lived at least as long. Each
+    /// sends its bytes with its connection (``RawConnection/open(port:reading:sending:)``).
     func waitForTimeouts() async throws {
         let silent = try await RawConnection.open(port: port)
-        let halfHead = try await RawConnection.open(port: port)
-        try await halfHead.send("GET /healthcheck HTTP/1.1\r\n")
-        let idle = try await RawConnection.open(port: port)
-        #expect(try await idle.healthcheck() == 200)
-        let halfBody = try await RawConnection.open(port: port)
-        try await halfBody.send(
-            "POST /api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token token=\"\(Self.apiToken)\"\r\n"
+        let halfHead = try await RawConnection.open(port: port, sending: "GET /healthcheck HTTP/1.1\r\n")
+        let idle = try await RawConnection.open(port: port, sending: RawConnection.request("GET", "/healthcheck"))
+        #expect(try await idle.answer()?.status == 200)
+        let halfBody = try await RawConnection.open(
+            port: port,
+            sending:
+                "POST /api/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token token=\"\(Self.apiToken)\"\r\n"
                 + "Content-Length: 100\r\n\r\nhalf")
         for connection in [silent, halfHead, idle, halfBody] {
             #expect(try await connection.closedByServer())

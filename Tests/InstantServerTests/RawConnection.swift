@@ -51,9 +51,14 @@ final class RawConnection: Sendable {
     }
 
     /// Connects to the server on 127.0.0.1.
-    /// - Parameter reading: Whether the connection reads what arrives; one that does not leaves
-    ///   it to the socket buffers until ``read()`` or ``startReading()``.
-    static func open(port: Int, reading: Bool = true) async throws -> RawConnection {
+    /// - Parameters:
+    ///   - reading: Whether the connection reads what arrives; one that does not leaves it to the
+    ///     socket buffers until ``read()`` or ``startReading()``.
+    ///   - first: Bytes written as soon as the connection is made, by the connection's event loop.
+    ///     In a full test run a test's task can wait seconds for its turn between connecting and
+    ///     sending, longer than the tight header timeout a test may give the server; these bytes
+    ///     do not wait for it.
+    static func open(port: Int, reading: Bool = true, sending first: [UInt8] = []) async throws -> RawConnection {
         let received = NIOLockedValueBox(Received())
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.autoRead, value: reading)
@@ -63,8 +68,17 @@ final class RawConnection: Sendable {
                 }
             }
             .connect(host: "127.0.0.1", port: port)
+            .flatMap { channel in
+                guard !first.isEmpty else { return channel.eventLoop.makeSucceededFuture(channel) }
+                return channel.writeAndFlush(ByteBuffer(bytes: first)).map { channel }
+            }
             .get()
         return RawConnection(channel: channel, received: received)
+    }
+
+    /// Connects and sends `text` at once (``open(port:reading:sending:)``).
+    static func open(port: Int, sending text: String) async throws -> RawConnection {
+        try await open(port: port, sending: Array(text.utf8))
     }
 
     /// Sends bytes; fails once the server has closed the connection.
@@ -81,10 +95,17 @@ final class RawConnection: Sendable {
     func sendRequest(_ method: String, _ path: String, headers: [String: String] = [:], body: Data = Data())
         async throws
     {
+        try await send(Self.request(method, path, headers: headers, body: body))
+    }
+
+    /// The bytes of a request with a `Content-Length` body.
+    static func request(_ method: String, _ path: String, headers: [String: String] = [:], body: Data = Data())
+        -> [UInt8]
+    {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
-        try await send(Array((head + "\r\n").utf8) + body)
+        return Array((head + "\r\n").utf8) + body
     }
 
     /// Reads once what has arrived, on a connection that does not read by itself.
@@ -135,8 +156,7 @@ final class RawConnection: Sendable {
     static func request(
         port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: Data = Data()
     ) async throws -> Answer? {
-        let connection = try await open(port: port)
-        try await connection.sendRequest(method, path, headers: headers, body: body)
+        let connection = try await open(port: port, sending: request(method, path, headers: headers, body: body))
         let answer = try await connection.answer()
         await connection.close()
         return answer

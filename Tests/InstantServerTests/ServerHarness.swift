@@ -136,3 +136,17 @@ func noteContent(page: Int = 0, text: String = "note", id: String? = nil) -> JSO
     if let id { object["id"] = .string(id) }
     return .object(object)
 }
+
+extension InstantStorage {
+    /// Stores a PDF as a document of one letter-sized page directly, without importing it (as an
+    /// earlier upload, under other limits, would have stored it); returns the document's id.
+    func storeDocument(_ pdf: Data) async throws -> String {
+        let id = "stored-\(UUID().uuidString)"
+        try await createDocument(
+            StoredDocument(
+                id: id, title: nil, sourcePDFSHA256: Attachment.key(for: pdf), byteSize: pdf.count,
+                pages: [PageInfo(width: 612, height: 792)], pdfID: nil, isPasswordProtected: false, createdAt: Date()),
+            pdf: pdf, baseRecords: [])
+        return id
+    }
+}
