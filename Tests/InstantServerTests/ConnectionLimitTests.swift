@@ -98,7 +98,8 @@ struct ConnectionLimitTests {
         try await LimitedServer.run(limits) { server in
             // Far more than the socket buffers of both ends hold.
             let pdf = TestPDF.make(pageCount: 1, contentSize: 24_000_000)
-            let id = try await server.storeDocument(pdf)
+            // Stored directly, past the HTTP limits under test.
+            let id = try await server.storage.storeDocument(pdf)
             let connection = try await RawConnection.open(
                 port: server.port, reading: false,
                 sending: RawConnection.request("GET", "/api/documents/\(id)/pdf", headers: LimitedServer.apiHeaders))
@@ -293,12 +294,6 @@ struct LimitedServer {
         return try #require(answer?.json?["data"]?["document_id"]?.stringValue)
     }
 
-    /// Stores a PDF as a document directly in the server's storage, past the HTTP limits under test
-    /// (a tight body timeout would cut a large upload on a busy machine); returns its id.
-    func storeDocument(_ pdf: Data) async throws -> String {
-        try await storage.storeDocument(pdf)
-    }
-
     /// Adds a note to the document's default layer through the backend API.
     func addAnnotation(_ id: String) async throws {
         let answer = try await RawConnection.request(
@@ -331,15 +326,15 @@ struct LimitedServer {
         let requests =
             "GET /healthcheck HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
             + "GET /i/d/\(id)/listen?since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)\r\n"
-        var polling = connection
-        if let polling {
-            try await polling.send(requests)
+        let polling: RawConnection
+        if let connection {
+            try await connection.send(requests)
+            polling = connection
         } else {
             polling = try await RawConnection.open(port: port, sending: requests)
         }
-        let opened = try #require(polling)
-        #expect(try await opened.answer()?.status == 200)
-        return opened
+        #expect(try await polling.answer()?.status == 200)
+        return polling
     }
 
     /// Returns once every timeout of ``limits`` has cut off a connection opened now: one that
