@@ -1,5 +1,6 @@
 import ArgumentParser
 import InstantServer
+import Logging
 import NIOCore
 import NIOPosix
 
@@ -24,6 +25,7 @@ struct InstantCommand: AsyncParsableCommand {
         // On the main thread, before anything has started a task.
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         SQLiteBackend.configureProcess()
+        LoggingSystem.bootstrap { LineLogHandler(label: $0) }
         await runAsRoot(Self.self)
     }
 }
