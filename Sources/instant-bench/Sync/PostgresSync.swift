@@ -49,22 +49,29 @@ enum PostgresSync {
                         count, name, result.poke.p50, result.poke.p99, result.applied.p50, result.applied.p99))
             }
         }
-        let overHTTP = try await Throughput.measure(api: a, over: .http, writers: writers, changesPerPush: 1)
-        let onSockets = try await Throughput.measure(api: a, over: .webSocket, writers: writers, changesPerPush: 1)
-        let raw = try await RawPostgres.rate(url: url, writers: writers)
-        let pgbench = try RawPostgres.pgbenchRate(server: server, url: url, clients: writers)
-        for (rate, transport) in [(overHTTP, "over HTTP"), (onSockets, "on WebSockets")] {
+        // PostgreSQL's own rates before, between and after the two phases: each phase against the
+        // two around it.
+        var floors = [try await RawPostgres.floor(server: server, url: url, writers: writers)]
+        for (transport, name) in [(PushWriter.Transport.http, "over HTTP"), (.webSocket, "on WebSockets")] {
+            let rate = try await Throughput.measure(api: a, over: transport, writers: writers, changesPerPush: 1)
+            floors.append(try await RawPostgres.floor(server: server, url: url, writers: writers))
+            let (before, after) = (floors[floors.count - 2], floors[floors.count - 1])
+            let raw = (before.postgresNIO + after.postgresNIO) / 2
             var line = String(
                 format: "throughput, 1-change pushes %@, %d writers, one layer: %.0f changes/s "
-                    + "(raw PostgreSQL %.0f single-row commits/s from %d connections: %.0f%%",
-                transport, writers, rate.perSecond, raw, writers, rate.perSecond / raw * 100)
-            if let pgbench {
+                    + "(raw PostgreSQL %.0f single-row commits/s from %d connections, %.0f before and %.0f after: "
+                    + "%.0f%%",
+                name, writers, rate.perSecond, raw, writers, before.postgresNIO, after.postgresNIO,
+                rate.perSecond / raw * 100)
+            if let first = before.pgbench, let last = after.pgbench {
+                let pgbench = (first + last) / 2
                 line += String(
-                    format: "; pgbench %.0f from %d clients: %.0f%%", pgbench, writers, rate.perSecond / pgbench * 100)
+                    format: "; pgbench %.0f from %d clients, %.0f before and %.0f after: %.0f%%", pgbench, writers,
+                    first, last, rate.perSecond / pgbench * 100)
             }
             print(line + ")" + rate.processorCost(against: nil, floor: "PostgreSQL") + rate.groupShape())
         }
-        if pgbench == nil {
+        if floors[0].pgbench == nil {
             print(
                 "(pgbench is not installed beside the PostgreSQL server: the raw rate is measured with postgres-nio only)"
             )
@@ -82,6 +89,14 @@ enum PostgresSync {
 /// the benchmark has writers; with postgres-nio (the client the server uses), and with PostgreSQL's
 /// own `pgbench`, whose C client costs less per statement (the same machine runs the clients).
 enum RawPostgres {
+    /// PostgreSQL's single-row commit rates from `writers` clients: with postgres-nio, and with
+    /// pgbench when it is installed.
+    static func floor(server: PostgresTestServer, url: String, writers: Int) async throws -> (
+        postgresNIO: Double, pgbench: Double?
+    ) {
+        (try await rate(url: url, writers: writers), try pgbenchRate(server: server, url: url, clients: writers))
+    }
+
     /// Single-row commits per second from `clients` pgbench clients (prepared statements, two
     /// threads, 3,000 commits each), of the same rows as ``rate(url:writers:)`` into the same table; `nil` when
     /// pgbench is not installed beside the server's programs.
@@ -137,16 +152,18 @@ enum RawPostgres {
             }
             let logger = Logger(label: "bench.raw-postgres")
             try await client.query(
-                "CREATE TABLE raw_commits (id TEXT PRIMARY KEY, revision BIGINT, content BYTEA, updated_at DOUBLE PRECISION)",
+                "CREATE TABLE IF NOT EXISTS raw_commits (id TEXT PRIMARY KEY, revision BIGINT, content BYTEA, updated_at DOUBLE PRECISION)",
                 logger: logger)
             let content = benchmarkNoteContent
             let perWriter = 500
+            // Ids of this measurement's own: the table keeps the rows of the ones before.
+            let run = UUID().uuidString.prefix(8)
             let start = DispatchTime.now().uptimeNanoseconds
             try await withThrowingTaskGroup(of: Void.self) { writersGroup in
                 for writer in 0..<writers {
                     writersGroup.addTask {
                         for row in 0..<perWriter {
-                            let id = "\(writer)-\(row)"
+                            let id = "\(run)-\(writer)-\(row)"
                             let now = Date().timeIntervalSince1970
                             try await client.query(
                                 "INSERT INTO raw_commits (id, revision, content, updated_at) VALUES (\(id), \(row), \(content), \(now))",

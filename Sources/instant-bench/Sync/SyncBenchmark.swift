@@ -121,16 +121,21 @@ struct SyncBenchmark: AsyncParsableCommand {
         }
 
         for batch in changesPerPush {
-            let overHTTP = try await Throughput.measure(api: api, over: .http, writers: writers, changesPerPush: batch)
-            let onSockets = try await Throughput.measure(
-                api: api, over: .webSocket, writers: writers, changesPerPush: batch)
-            let raw = try RawSQLite.rate(rowsPerCommit: batch)
-            for (rate, transport) in [(overHTTP, "over HTTP"), (onSockets, "on WebSockets")] {
+            // The floor before, between and after the two phases: each phase against the two
+            // around it.
+            var floors = [try RawSQLite.rate(rowsPerCommit: batch)]
+            for (transport, name) in [(PushWriter.Transport.http, "over HTTP"), (.webSocket, "on WebSockets")] {
+                let rate = try await Throughput.measure(
+                    api: api, over: transport, writers: writers, changesPerPush: batch)
+                floors.append(try RawSQLite.rate(rowsPerCommit: batch))
+                let (before, after) = (floors[floors.count - 2], floors[floors.count - 1])
+                let raw = Throughput.Rate.around(before: before, after: after)
                 print(
                     String(
                         format: "throughput, %3d-change pushes %@, %d writers: %.0f changes/s "
-                            + "(raw SQLite %.0f rows/s: %.0f%%)",
-                        batch, transport, writers, rate.perSecond, raw.perSecond, rate.perSecond / raw.perSecond * 100)
+                            + "(raw SQLite %.0f rows/s, %.0f before and %.0f after: %.0f%%)",
+                        batch, name, writers, rate.perSecond, raw.perSecond, before.perSecond, after.perSecond,
+                        rate.perSecond / raw.perSecond * 100)
                         + rate.processorCost(against: raw, floor: "raw SQLite") + rate.groupShape())
             }
         }

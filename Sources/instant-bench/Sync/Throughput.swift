@@ -32,6 +32,14 @@ enum Throughput {
             return text
         }
 
+        /// The floor around a phase: the mean of the floors measured just before and just after it
+        /// (rates and processor times), so that a machine whose speed drifts during a run moves
+        /// the phase and its floor alike.
+        static func around(before: Rate, after: Rate) -> Rate {
+            let microseconds = before.microseconds.flatMap { first in after.microseconds.map { (first + $0) / 2 } }
+            return Rate(perSecond: (before.perSecond + after.perSecond) / 2, microseconds: microseconds)
+        }
+
         /// ` | groups: 4.3 commits each, one every 1.95 ms`, or nothing when the server did not say:
         /// how many pushes shared a transaction (and its flush to the disk), and how far apart the
         /// transactions of the layer's chain came.
