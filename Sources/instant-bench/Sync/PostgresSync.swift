@@ -51,11 +51,12 @@ enum PostgresSync {
         }
         // PostgreSQL's own rates before, between and after the two phases: each phase against the
         // two around it.
-        var floors = [try await RawPostgres.floor(server: server, url: url, writers: writers)]
+        let first = try await RawPostgres.floor(server: server, url: url, writers: writers)
+        var before = first
         for (transport, name) in [(PushWriter.Transport.http, "over HTTP"), (.webSocket, "on WebSockets")] {
             let rate = try await Throughput.measure(api: a, over: transport, writers: writers, changesPerPush: 1)
-            floors.append(try await RawPostgres.floor(server: server, url: url, writers: writers))
-            let (before, after) = (floors[floors.count - 2], floors[floors.count - 1])
+            let after = try await RawPostgres.floor(server: server, url: url, writers: writers)
+            defer { before = after }
             let raw = (before.postgresNIO + after.postgresNIO) / 2
             var line = String(
                 format: "throughput, 1-change pushes %@, %d writers, one layer: %.0f changes/s "
@@ -71,7 +72,7 @@ enum PostgresSync {
             }
             print(line + ")" + rate.processorCost(against: nil, floor: "PostgreSQL") + rate.groupShape())
         }
-        if floors[0].pgbench == nil {
+        if first.pgbench == nil {
             print(
                 "(pgbench is not installed beside the PostgreSQL server: the raw rate is measured with postgres-nio only)"
             )

@@ -123,12 +123,12 @@ struct SyncBenchmark: AsyncParsableCommand {
         for batch in changesPerPush {
             // The floor before, between and after the two phases: each phase against the two
             // around it.
-            var floors = [try RawSQLite.rate(rowsPerCommit: batch)]
+            var before = try RawSQLite.rate(rowsPerCommit: batch)
             for (transport, name) in [(PushWriter.Transport.http, "over HTTP"), (.webSocket, "on WebSockets")] {
                 let rate = try await Throughput.measure(
                     api: api, over: transport, writers: writers, changesPerPush: batch)
-                floors.append(try RawSQLite.rate(rowsPerCommit: batch))
-                let (before, after) = (floors[floors.count - 2], floors[floors.count - 1])
+                let after = try RawSQLite.rate(rowsPerCommit: batch)
+                defer { before = after }
                 let raw = Throughput.Rate.around(before: before, after: after)
                 print(
                     String(
