@@ -10,7 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "OpenInstant benchmarks (run with -c release).",
         subcommands: [
             JSONBenchmark.self, PDFBenchmark.self, PDFWriteBenchmark.self, SyncBenchmark.self, SDKBenchmark.self,
-            HostileBenchmark.self, ViewerBenchmark.self, TextBenchmark.self,
+            HostileBenchmark.self, ViewerBenchmark.self, TextBenchmark.self, HTTPRequestBenchmark.self,
         ]
     )
 

@@ -75,8 +75,13 @@ struct ServerUnderTest {
     /// The processor time the server has used since it started (user and system, all threads), in
     /// seconds, from /proc; `nil` without its process id.
     func processorTime() -> Double? {
-        guard let processID,
-            let stat = try? String(contentsOfFile: "/proc/\(processID)/stat", encoding: .utf8),
+        processID.flatMap(Self.processorTime(ofProcess:))
+    }
+
+    /// The processor time process `id` has used since it started (user and system, all threads),
+    /// in seconds, from /proc.
+    static func processorTime(ofProcess id: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(id)/stat", encoding: .utf8),
             let afterName = stat.lastIndex(of: ")")
         else { return nil }
         // After "pid (name) ", fields 3 on: utime and stime are fields 14 and 15, in clock ticks.
