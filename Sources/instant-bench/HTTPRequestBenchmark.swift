@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import InstantServer
+import InstantTesting
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -43,19 +44,21 @@ struct HTTPRequestBenchmark: AsyncParsableCommand {
     func run() async throws {
         if let bareServerPort { return try await Self.serveBare(port: bareServerPort) }
         print("\(ProcessInfo.processInfo.activeProcessorCount) cores")
-        let bare = try BareServer.start()
-        defer { bare.stop() }
-        try await report(
-            "bare Hummingbird, GET /", try await measure(port: bare.port, path: "/", process: bare.processID))
+        // One server at a time: the other is stopped before the next starts.
+        do {
+            let bare = try await BareServer.start()
+            defer { bare.stop() }
+            report("bare Hummingbird, GET /", try await measure(port: bare.port, path: "/", process: bare.processID))
+        }
         let server = try await ServerUnderTest.start()
         defer { server.stop() }
         guard let port = server.baseURL.port else { throw BenchmarkError("The server's URL has no port.") }
-        try await report(
+        report(
             "instant, GET of an unknown path (404)",
             try await measure(port: port, path: "/no-such-route", process: server.processID))
     }
 
-    private func report(_ name: String, _ rate: Rate) async throws {
+    private func report(_ name: String, _ rate: Rate) {
         print(
             String(
                 format:
@@ -128,36 +131,25 @@ struct HTTPRequestBenchmark: AsyncParsableCommand {
 
 /// The bare Hummingbird server: this executable again, with the hidden `--bare-server-port 0`.
 private struct BareServer {
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     var processID: Int32 { process.processIdentifier }
 
-    static func start() throws -> BareServer {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["http", "--bare-server-port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        // The first line says the port; reading blocks until it comes (or the process ends).
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first,
-            first != UInt8(ascii: "\n")
-        {
-            line.append(first)
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("listening on "), let port = Int(text.dropFirst("listening on ".count)), port > 0 else {
-            process.terminate()
-            throw BenchmarkError("The bare Hummingbird server did not start (it said \"\(text)\").")
+    static func start() async throws -> BareServer {
+        let (process, output) = try await ChildProcess.start(
+            try ServeProcess.executable(named: "instant-bench").path, ["http", "--bare-server-port", "0"],
+            readyWhen: "listening on [0-9]+\n")
+        // The line is whole once its newline came (a read may stop in the middle of the number).
+        guard let port = output.split(separator: " ").last.flatMap({ Int($0.dropLast()) }) else {
+            await process.kill()
+            throw BenchmarkError("The bare Hummingbird server printed no port: \(output)")
         }
         return BareServer(process: process, port: port)
     }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        process.stopBlocking()
     }
 }
 
