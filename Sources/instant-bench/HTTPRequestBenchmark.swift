@@ -48,14 +48,16 @@ struct HTTPRequestBenchmark: AsyncParsableCommand {
         do {
             let bare = try await BareServer.start()
             defer { bare.stop() }
-            report("bare Hummingbird, GET /", try await measure(port: bare.port, path: "/", process: bare.processID))
+            report(
+                "bare Hummingbird, GET /",
+                try await measure(port: bare.port, path: "/", answered: .ok, process: bare.processID))
         }
         let server = try await ServerUnderTest.start()
         defer { server.stop() }
         guard let port = server.baseURL.port else { throw BenchmarkError("The server's URL has no port.") }
         report(
             "instant, GET of an unknown path (404)",
-            try await measure(port: port, path: "/no-such-route", process: server.processID))
+            try await measure(port: port, path: "/no-such-route", answered: .notFound, process: server.processID))
     }
 
     private func report(_ name: String, _ rate: Rate) {
@@ -73,14 +75,16 @@ struct HTTPRequestBenchmark: AsyncParsableCommand {
     }
 
     /// Sends `requests` GET requests of `path` on each of `connections` connections to the server
-    /// on `port`, whose process is `process`.
-    private func measure(port: Int, path: String, process: Int32?) async throws -> Rate {
+    /// on `port`, whose process is `process`; each answer must have the status `answered`.
+    private func measure(port: Int, path: String, answered: HTTPResponseStatus, process: Int32?) async throws
+        -> Rate
+    {
         guard let process else { throw BenchmarkError("The server's process id is unknown.") }
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        var channels: [(any Channel, NIOLoopBound<RequestLoop>)] = []
+        var channels: [RequestLoop.Connection] = []
         defer { for (channel, _) in channels { channel.close(promise: nil) } }
         for _ in 0..<connections {
-            channels.append(try await RequestLoop.connect(port: port, path: path, on: loop))
+            channels.append(try await RequestLoop.connect(port: port, path: path, answered: answered, on: loop))
         }
         // One round first: the connections are accepted and the routes warm.
         try await Self.send(1, on: channels)
@@ -98,7 +102,7 @@ struct HTTPRequestBenchmark: AsyncParsableCommand {
             loadMicroseconds: (ownProcessorTime() - loadStart) / total * 1e6)
     }
 
-    private static func send(_ count: Int, on channels: [(any Channel, NIOLoopBound<RequestLoop>)]) async throws {
+    private static func send(_ count: Int, on channels: [RequestLoop.Connection]) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (channel, handler) in channels {
                 group.addTask {
@@ -153,27 +157,33 @@ private struct BareServer {
     }
 }
 
-/// One keep-alive connection's requests: sends the next GET as soon as the answer before ended.
+/// One keep-alive connection's requests: sends the next GET as soon as the answer before ended;
+/// an answer with another status than the one expected fails the measure.
 private final class RequestLoop: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
     private let head: HTTPRequestHead
+    private let expected: HTTPResponseStatus
     private var context: ChannelHandlerContext?
     private var remaining = 0
     private var done: EventLoopPromise<Void>?
 
-    private init(host: String, path: String) {
+    private init(host: String, path: String, expected: HTTPResponseStatus) {
         head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["Host": host])
+        self.expected = expected
     }
 
-    static func connect(port: Int, path: String, on loop: any EventLoop) async throws -> (
-        any Channel, NIOLoopBound<RequestLoop>
-    ) {
+    /// A connection and its requests' handler.
+    typealias Connection = (channel: any Channel, handler: NIOLoopBound<RequestLoop>)
+
+    static func connect(port: Int, path: String, answered: HTTPResponseStatus, on loop: any EventLoop) async throws
+        -> Connection
+    {
         let ready = loop.makePromise(of: NIOLoopBound<RequestLoop>.self)
         let bootstrap = ClientBootstrap(group: loop).channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
-                let handler = RequestLoop(host: "127.0.0.1:\(port)", path: path)
+                let handler = RequestLoop(host: "127.0.0.1:\(port)", path: path, expected: answered)
                 try channel.pipeline.syncOperations.addHTTPClientHandlers()
                 try channel.pipeline.syncOperations.addHandler(handler)
                 ready.succeed(NIOLoopBound(handler, eventLoop: channel.eventLoop))
@@ -193,6 +203,9 @@ private final class RequestLoop: ChannelInboundHandler {
     }
 
     func start(count: Int, done: EventLoopPromise<Void>) {
+        guard context?.channel.isActive == true else {
+            return done.fail(BenchmarkError("A connection closed before its requests were sent."))
+        }
         remaining = count
         self.done = done
         sendNext()
@@ -205,7 +218,17 @@ private final class RequestLoop: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .end = unwrapInboundIn(data) else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let answer) where answer.status != expected:
+            done?.fail(BenchmarkError("\(head.uri) was answered \(answer.status.code), not \(expected.code)."))
+            done = nil
+            context.close(promise: nil)
+            return
+        case .head, .body:
+            return
+        case .end:
+            break
+        }
         remaining -= 1
         if remaining > 0 {
             sendNext()
