@@ -158,7 +158,8 @@ private struct BareServer {
 }
 
 /// One keep-alive connection's requests: sends the next GET as soon as the answer before ended;
-/// an answer with another status than the one expected fails the measure.
+/// an answer with another status than the one expected, or none within ``answerTimeout``, fails
+/// the measure.
 private final class RequestLoop: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
@@ -168,6 +169,11 @@ private final class RequestLoop: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     private var remaining = 0
     private var done: EventLoopPromise<Void>?
+    /// Fails the measure when the pending request has no answer in time.
+    private var deadline: Scheduled<Void>?
+
+    /// How long a request may wait for its answer (as a push of the sync benchmark).
+    static let answerTimeout = TimeAmount.seconds(60)
 
     private init(host: String, path: String, expected: HTTPResponseStatus) {
         head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["Host": host])
@@ -215,20 +221,23 @@ private final class RequestLoop: ChannelInboundHandler {
         guard let context else { return }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        deadline?.cancel()
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: Self.answerTimeout) { [self] in
+            fail(BenchmarkError("\(head.uri) had no answer within 60 s."))
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let answer) where answer.status != expected:
-            done?.fail(BenchmarkError("\(head.uri) was answered \(answer.status.code), not \(expected.code)."))
-            done = nil
-            context.close(promise: nil)
-            return
+            return fail(BenchmarkError("\(head.uri) was answered \(answer.status.code), not \(expected.code)."))
         case .head, .body:
             return
         case .end:
             break
         }
+        deadline?.cancel()
+        deadline = nil
         remaining -= 1
         if remaining > 0 {
             sendNext()
@@ -239,13 +248,19 @@ private final class RequestLoop: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        done?.fail(error)
-        done = nil
-        context.close(promise: nil)
+        fail(error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        done?.fail(BenchmarkError("The server closed a connection before its requests were answered."))
+        fail(BenchmarkError("The server closed a connection before its requests were answered."))
+    }
+
+    /// Fails the pending requests and closes the connection.
+    private func fail(_ error: any Error) {
+        deadline?.cancel()
+        deadline = nil
+        done?.fail(error)
         done = nil
+        context?.close(promise: nil)
     }
 }
