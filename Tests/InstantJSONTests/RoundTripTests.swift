@@ -119,6 +119,31 @@ struct RoundTripTests {
         #expect(try JSONValue(parsing: value.serializedString(sortedKeys: false)) == value)
     }
 
+    /// An object written with members replaced has the bytes of the merged object: replaced keys
+    /// take their new value in key order, new keys join in order, and a `nil` leaves a key out.
+    @Test func objectsWrittenWithReplacementsMatchTheMergedObject() async throws {
+        let members: [String: JSONValue] = ["b": 1, "updatedAt": "old", "creatorName": "Client", "a": ["z": true]]
+        let written = JSONValue.serializedObject(
+            members, replacing: [("updatedAt", "now"), ("createdAt", "then"), ("creatorName", nil)])
+        #expect(
+            String(decoding: written, as: UTF8.self)
+                == #"{"a":{"z":true},"b":1,"createdAt":"then","updatedAt":"now"}"#)
+        #expect(JSONValue.serializedObject([:], replacing: []) == JSONValue.object([:]).serialized())
+        await propertyCheck(
+            count: 200, input: Gen.element(of: AnnotationType.allKnown), Gen.int(in: 0...Int(Int32.max))
+        ) { type, seed in
+            guard case .object(let record) = RandomRecords.annotation(of: type!, seed: UInt64(seed)) else { return }
+            // Replaces a key the record has (every one has a type), removes one, adds one.
+            let replacements: [(key: String, value: JSONValue?)] = [
+                ("type", "pspdfkit/replaced"), ("bbox", nil), ("zz-added", ["n": 1]),
+            ]
+            var merged = record
+            for (key, value) in replacements { merged[key] = value }
+            #expect(
+                JSONValue.serializedObject(record, replacing: replacements) == JSONValue.object(merged).serialized())
+        }
+    }
+
     @Test func emptyArraysAreOmittedOnOutput() throws {
         let document = try InstantDocumentJSON(
             parsing: Array(#"{"format": "https://pspdfkit.com/instant-json/v1", "annotations": []}"#.utf8))

@@ -17,6 +17,44 @@ extension JSONValue {
         String(decoding: serialized(sortedKeys: sortedKeys), as: UTF8.self)
     }
 
+    /// The object `members` with the members of `replacements` put in (a `nil` value leaves its key
+    /// out), as compact JSON with its keys in order: the bytes of the merged object's
+    /// ``serialized(sortedKeys:)``, without the merged object being made (a copy of every member,
+    /// each key hashed again).
+    public static func serializedObject(
+        _ members: [String: JSONValue], replacing replacements: [(key: String, value: JSONValue?)]
+    ) -> Data {
+        // Each member to write as a position: below `members.count` the object's member at that
+        // position, above it the replacement at the rest.
+        let indices = Array(members.indices)
+        func key(at position: Int) -> String {
+            position < indices.count ? members.keys[indices[position]] : replacements[position - indices.count].key
+        }
+        var order: [Int] = []
+        order.reserveCapacity(indices.count + replacements.count)
+        for position in indices.indices where !replacements.contains(where: { $0.key == key(at: position) }) {
+            order.append(position)
+        }
+        for (offset, replacement) in replacements.enumerated() where replacement.value != nil {
+            order.append(indices.count + offset)
+        }
+        order.sort { key(at: $0) < key(at: $1) }
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        output.append(UInt8(ascii: "{"))
+        for (written, position) in order.enumerated() {
+            if written > 0 { output.append(UInt8(ascii: ",")) }
+            writeString(key(at: position), into: &output)
+            output.append(UInt8(ascii: ":"))
+            let value =
+                position < indices.count
+                ? members.values[indices[position]] : replacements[position - indices.count].value ?? .null
+            value.write(into: &output, sortedKeys: true)
+        }
+        output.append(UInt8(ascii: "}"))
+        return Data(output)
+    }
+
     func write(into output: inout [UInt8], sortedKeys: Bool) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)

@@ -25,8 +25,8 @@ struct SyncPlanner: Sendable {
 
     private struct Prepared {
         var problem: String?
-        /// The content with the server's fields for a new record, and its JSON.
-        var created: (content: JSONValue, json: Data)?
+        /// The stored JSON of the record if the change creates it, and the server's fields in it.
+        var created: (json: Data, fields: ServerFields)?
         /// The page the record is on, checked against the document's pages in the transaction.
         var page: Int64?
     }
@@ -47,10 +47,8 @@ struct SyncPlanner: Sendable {
             {
                 return Prepared(problem: problem)
             }
-            let created = Self.assignServerFields(
-                content, kind: change.kind, previous: nil, stamp: stamp, token: token)
             return Prepared(
-                created: (created, created.serialized()),
+                created: Self.stored(content, kind: change.kind, previous: nil, stamp: stamp, token: token),
                 page: RecordValidation.pageIndex(kind: change.kind, content: content))
         }
         referencedIDs = Self.referencedIDs(of: request)
@@ -61,7 +59,24 @@ struct SyncPlanner: Sendable {
         var kind: RecordKind
         var subject: CollaborationPermissions.Subject
         var isLive: Bool
-        var content: JSONValue?
+        /// The fields of a live record that an edit keeps.
+        var fields: ServerFields?
+    }
+
+    /// The fields the server decides that an edit keeps from the record's first version.
+    struct ServerFields {
+        var createdAt: JSONValue?
+        var creatorName: JSONValue?
+
+        init(createdAt: JSONValue?, creatorName: JSONValue?) {
+            self.createdAt = createdAt
+            self.creatorName = creatorName
+        }
+
+        /// The fields of stored content.
+        init(of content: JSONValue) {
+            self.init(createdAt: content["createdAt"], creatorName: content["creatorName"])
+        }
     }
 
     /// Decides inside a commit (where the reader knows the document's page count).
@@ -81,7 +96,7 @@ struct SyncPlanner: Sendable {
                     kind: record.kind,
                     subject: .init(createdBy: record.createdBy, group: record.group),
                     isLive: !record.isDeleted,
-                    content: record.isDeleted ? nil : try? JSONValue(parsing: record.content)
+                    fields: record.isDeleted ? nil : (try? JSONValue(parsing: record.content)).map(ServerFields.init)
                 )
             }
         }
@@ -145,14 +160,9 @@ struct SyncPlanner: Sendable {
                     reject(.permissionDenied, denial)
                     continue
                 }
-                let (fields, stored): (JSONValue, Data)
-                if live == nil, let created = prepared[index]?.created {
-                    (fields, stored) = created
-                } else {
-                    fields = Self.assignServerFields(
-                        content, kind: change.kind, previous: live?.content, stamp: stamp, token: token)
-                    stored = fields.serialized()
-                }
+                let (stored, fields) =
+                    (live == nil ? prepared[index]?.created : nil)
+                    ?? Self.stored(content, kind: change.kind, previous: live?.fields, stamp: stamp, token: token)
                 if stored.count > maxRecordSize {
                     reject(
                         .recordTooLarge,
@@ -173,7 +183,7 @@ struct SyncPlanner: Sendable {
                         condition: .notDeletedAfter(request.baseRevision)
                     )
                 )
-                overlay[change.id] = Known(kind: change.kind, subject: subject, isLive: true, content: fields)
+                overlay[change.id] = Known(kind: change.kind, subject: subject, isLive: true, fields: fields)
             case .delete:
                 guard let existing, existing.isLive else { continue }
                 if let permissions = token.collaborationPermissions, let content = Self.content(of: existing.kind),
@@ -185,7 +195,7 @@ struct SyncPlanner: Sendable {
                     continue
                 }
                 changes.append(.delete(id: change.id, user: token.userID))
-                overlay[change.id] = Known(kind: existing.kind, subject: existing.subject, isLive: false, content: nil)
+                overlay[change.id] = Known(kind: existing.kind, subject: existing.subject, isLive: false, fields: nil)
             // Deleting a thread's root deletes its comments: the storage does that for every
             // writer.
             }
@@ -258,25 +268,34 @@ struct SyncPlanner: Sendable {
         }
     }
 
-    /// The record with the fields the server decides, for annotations and comments: `createdAt`
-    /// (kept from the first version), `updatedAt` (now) and `creatorName` (the token's
-    /// `creator_name` on creation, unchanged by edits).
-    private static func assignServerFields(
-        _ content: JSONValue, kind: RecordKind, previous: JSONValue?, stamp: JSONValue, token: ClientToken
-    ) -> JSONValue {
-        guard kind == .annotation || kind == .comment, case .object(var object) = content else { return content }
-        // Room for the fields at once: the copy of the client's members is then made at its final
-        // size, instead of copied and grown (every key hashed again) by the first new field.
-        object.reserveCapacity(object.count + 3)
-        object["updatedAt"] = stamp
-        object["createdAt"] = previous?["createdAt"] ?? object["createdAt"] ?? stamp
+    /// The record as stored, with the fields the server decides for annotations and comments:
+    /// `createdAt` (kept from the first version, `previous`), `updatedAt` (now) and `creatorName`
+    /// (the token's `creator_name` on creation, unchanged by edits); and those it keeps for an edit.
+    /// Written straight from the client's members: a copy of the record with the fields put in
+    /// would copy and hash every member again.
+    private static func stored(
+        _ content: JSONValue, kind: RecordKind, previous: ServerFields?, stamp: JSONValue, token: ClientToken
+    ) -> (json: Data, fields: ServerFields) {
+        guard kind == .annotation || kind == .comment, case .object(let members) = content else {
+            return (content.serialized(), ServerFields(of: content))
+        }
+        let createdAt = previous?.createdAt ?? members["createdAt"] ?? stamp
+        var replacements: [(key: String, value: JSONValue?)] = [("updatedAt", stamp), ("createdAt", createdAt)]
+        let creatorName: JSONValue?
         // The creator's name stays the creator's: an edit keeps it; a creation takes the token's.
         if let previous {
-            object["creatorName"] = previous["creatorName"]
+            creatorName = previous.creatorName
+            replacements.append(("creatorName", creatorName))
         } else if let creator = token.creatorName {
-            object["creatorName"] = .string(creator)
+            creatorName = .string(creator)
+            replacements.append(("creatorName", creatorName))
+        } else {
+            creatorName = members["creatorName"]
         }
-        return .object(object)
+        return (
+            JSONValue.serializedObject(members, replacing: replacements),
+            ServerFields(createdAt: createdAt, creatorName: creatorName)
+        )
     }
 
     /// The collaboration permission area of a record kind; bookmarks have none.
