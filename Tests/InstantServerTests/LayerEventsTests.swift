@@ -62,6 +62,42 @@ struct LayerEventsTests {
         }
     }
 
+    /// Commits are encoded as change messages only for layers with a listener that receives
+    /// records; such a listener gets the records of each commit, and once it stops, the layer's
+    /// commits are no longer encoded.
+    @Test func changeMessagesAreMadeOnlyForLayersWithListenersOfRecords() async throws {
+        let events = LayerEvents()
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let record = StoredRecord(
+            id: "a", kind: .annotation, revision: 1, isDeleted: false, content: Data(#"{"v":2}"#.utf8),
+            updatedAt: Date())
+        let commit = LayerChangeSet(documentID: "d", layer: "", since: 0, revision: 1, records: [record])
+        #expect(!events.hasRecordListeners(on: Self.layer))
+        // A listener of revisions only does not count.
+        let revisionsOnly = try await events.listen(
+            on: Self.layer, token: NodeRelayTests.token("r"), isVisible: false, notifyingOn: loop
+        ) { _ in }
+        #expect(!events.hasRecordListeners(on: Self.layer))
+
+        let received = NIOLockedValueBox<[LayerEvents.State]>([])
+        let ofRecords = try await events.listen(
+            on: Self.layer, token: NodeRelayTests.token("a"), isVisible: false, recordsAfter: 0, notifyingOn: loop
+        ) { state in received.withLockedValue { $0.append(state) } }
+        #expect(events.hasRecordListeners(on: Self.layer))
+        await events.recordsCommitted([commit])
+        try await loop.submit {}.get()
+        let message = try #require(received.withLockedValue { $0.last?.changes.first })
+        #expect(message.text.map { String(buffer: $0) }?.contains(#""id":"a""#) == true)
+
+        // The listener of revisions starts to receive records from the revision it has: the layer
+        // keeps a listener of records until both stop.
+        _ = await events.state(of: Self.layer, listener: revisionsOnly, changesAfter: 1)
+        await events.stopListening(ofRecords)
+        #expect(events.hasRecordListeners(on: Self.layer))
+        await events.stopListening(revisionsOnly)
+        #expect(!events.hasRecordListeners(on: Self.layer))
+    }
+
     /// What a listening WebSocket holds while it answers a sync request: past
     /// ``ListeningWebSocketHandler/maxHeldChangeMessages`` change messages, none, and the
     /// revision (the client pulls).

@@ -46,6 +46,16 @@ struct ChangeMessage: Sendable {
         }
     }
 
+    /// The revisions of a commit without its records, as a commit too large to send: for a layer
+    /// none of whose listeners receives records (one that starts to before the message is kept is
+    /// told the revision, and pulls).
+    init(revisionsOf changes: LayerChangeSet) {
+        since = changes.since
+        revision = changes.revision
+        text = nil
+        records = []
+    }
+
     /// The message as the token's user may see it (records it may not view as tombstones), or `nil`
     /// when the commit was too large to send.
     func text(for token: ClientToken) -> ByteBuffer? {

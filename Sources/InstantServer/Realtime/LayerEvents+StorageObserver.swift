@@ -1,11 +1,17 @@
 extension LayerEvents: StorageObserver {
     /// Encodes what each commit wrote once, for every listener that receives records (outside the
-    /// actor), then keeps the messages and wakes the listeners.
+    /// actor; only its revisions when no listener of the layer receives records), then keeps the
+    /// messages and wakes the listeners.
     public nonisolated func recordsCommitted(_ changes: [LayerChangeSet]) async {
         let maximumSize = limits.maximumChangeMessageSize
         await recordsCommitted(
-            changes.map {
-                (Layer(documentID: $0.documentID, name: $0.layer), ChangeMessage($0, maximumSize: maximumSize))
+            changes.map { changes in
+                let layer = Layer(documentID: changes.documentID, name: changes.layer)
+                return (
+                    layer,
+                    hasRecordListeners(on: layer)
+                        ? ChangeMessage(changes, maximumSize: maximumSize) : ChangeMessage(revisionsOf: changes)
+                )
             })
     }
 

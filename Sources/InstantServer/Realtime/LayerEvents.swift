@@ -154,6 +154,10 @@ public actor LayerEvents {
     /// The listeners whose token was revoked, readable without a hop to the actor (every sync
     /// request on a WebSocket asks).
     private let revokedListeners = Mutex<Set<UUID>>([])
+    /// How many listeners of each layer receive records (layers with none are left out), readable
+    /// without a hop to the actor: the commits of a layer none of them listens to are not encoded
+    /// as change messages.
+    private let recordListenerCounts = Mutex<[Layer: Int]>([:])
     /// Who waits for the last listener to stop (``untilNoListeners(waitingAtMost:)``).
     private var waitingForNoListeners: [UUID: CheckedContinuation<Void, Never>] = [:]
 
@@ -297,10 +301,24 @@ public actor LayerEvents {
             layer: layer, isVisible: isVisible, userID: token.userID, tokenKey: token.key, tokenID: token.tokenID,
             wake: wake, end: end, recordsSeen: since)
         listenersByLayer[layer, default: []].insert(id)
+        if since != nil { countRecordListeners(on: layer, by: 1) }
         listenerCountByToken[token.key, default: 0] += 1
         metrics.listenerCount(wake.transport, changedBy: 1)
         if isVisible { presenceChanged(on: layer) }
         return id
+    }
+
+    private func countRecordListeners(on layer: Layer, by change: Int) {
+        recordListenerCounts.withLock { counts in
+            let count = (counts[layer] ?? 0) + change
+            counts[layer] = count > 0 ? count : nil
+        }
+    }
+
+    /// Whether a listener of `layer` receives records (a listener that starts to meanwhile misses
+    /// what commits before it did, and pulls: see ``ChangeLog/messages(after:)``).
+    nonisolated func hasRecordListeners(on layer: Layer) -> Bool {
+        recordListenerCounts.withLock { $0[layer] != nil }
     }
 
     /// Returns once no listener is left, or after `limit`: the server shuts down, and its
@@ -337,6 +355,7 @@ public actor LayerEvents {
         if listener.isRevoked { revokedListeners.withLock { _ = $0.remove(id) } }
         listener.end?()
         listenersByLayer[listener.layer]?.remove(id)
+        if listener.recordsSeen != nil { countRecordListeners(on: listener.layer, by: -1) }
         let remaining = (listenerCountByToken[listener.tokenKey] ?? 1) - 1
         listenerCountByToken[listener.tokenKey] = remaining > 0 ? remaining : nil
         if !(listenersByLayer[listener.layer] ?? []).contains(where: { listeners[$0]?.recordsSeen != nil }) {
@@ -360,8 +379,9 @@ public actor LayerEvents {
     /// has, the change messages after it too.
     public func state(of layer: Layer, listener id: UUID, changesAfter seen: Int64? = nil) -> State {
         var state = sharedState(of: layer)
-        if let seen {
-            listeners[id]?.recordsSeen = seen
+        if let seen, let index = listeners.index(forKey: id) {
+            if listeners.values[index].recordsSeen == nil { countRecordListeners(on: layer, by: 1) }
+            listeners.values[index].recordsSeen = seen
             state.changes = changeLogs[layer]?.messages(after: seen) ?? []
         }
         state.isRevoked = listeners[id]?.isRevoked ?? false
