@@ -53,10 +53,11 @@ public func buildInstantApplication(
     services.append(ListenerShutdown(events: events))
     var application = Application(
         router: routers.http,
-        server: .guardedHTTP1(listening: routers.listening, configuration: configuration, logger: logger),
+        server: .guardedHTTP1(
+            listening: routers.listening, sync: routers.sync, configuration: configuration, logger: logger),
         configuration: .init(
             address: .hostname(configuration.hostname, port: configuration.port),
-            serverName: "OpenInstant"
+            serverName: instantServerName
         ),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
@@ -65,6 +66,9 @@ public func buildInstantApplication(
     application.beforeServerStarts { try await storage.backend.prepare() }
     return application
 }
+
+/// The `Server` header of the answers.
+let instantServerName = "OpenInstant"
 
 /// Builds the routers of the Instant server (see
 /// ``buildInstantApplication(configuration:storage:importer:logger:metrics:onServerRunning:)``):
@@ -77,7 +81,7 @@ public func buildInstantRouters(
     events: LayerEvents? = nil,
     metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
     pdfWork: PDFWorkPool
-) async throws -> (http: Router<InstantRequestContext>, listening: ListeningEndpoint) {
+) async throws -> (http: Router<InstantRequestContext>, listening: ListeningEndpoint, sync: SyncEndpoint) {
     let serverMetrics = ServerMetrics(registry: metrics)
     let events = events ?? LayerEvents(limits: configuration.clientLimits.listening, metrics: serverMetrics)
     storage.addObserver(events)
@@ -205,7 +209,8 @@ public func buildInstantRouters(
         maxMessageSize: configuration.clientLimits.maxSocketMessageSize,
         pingInterval: configuration.webSocketPingInterval
     )
-    return (router, listening)
+    let sync = SyncEndpoint(api: api, verifier: verifier, metrics: metrics, serverName: instantServerName)
+    return (router, listening, sync)
 }
 
 /// The listening WebSocket of the client routes (`.../listen` with `Upgrade: websocket`), served

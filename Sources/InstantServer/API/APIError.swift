@@ -34,12 +34,18 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        Response(status: status, headers: answerHeaders, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The headers of the answer: ``headers``, the JSON content type, and for a 401 the scheme the
+    /// server expects.
+    var answerHeaders: HTTPFields {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         if status == .unauthorized {
             headers[.wwwAuthenticate] = "Token"
         }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return headers
     }
 
     /// The error a failure is answered with, wherever in handling a request it was thrown: API

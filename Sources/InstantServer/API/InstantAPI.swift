@@ -50,8 +50,14 @@ struct InstantAPI: Sendable {
 
     /// The layer of the path: `""` for routes without `{layerName}`.
     func layerName(_ context: InstantRequestContext) throws(APIError) -> String {
-        guard context.parameters.get("layerName") != nil else { return "" }
-        let name = try identifier("layerName", context, what: "layer name")
+        try Self.pathLayerName(context.parameters.get("layerName") ?? "")
+    }
+
+    /// The layer of a path segment (`""` for none), percent-decoded and checked against the rules of
+    /// identifiers and layer names; 404 for a name no layer can have.
+    static func pathLayerName(_ raw: some StringProtocol) throws(APIError) -> String {
+        guard !raw.isEmpty else { return "" }
+        let name = try pathIdentifier(raw, what: "layer name")
         do {
             try Identifiers.validateLayerName(name)
         } catch {
@@ -80,6 +86,15 @@ struct InstantAPI: Sendable {
     struct BodyLimit {
         var bytes: Int
         var option: String
+
+        /// The 413 of a body of `size` bytes (a number, or words such as "more than …").
+        func refusal(ofBodyWithSize size: String) -> APIError {
+            APIError(
+                .contentTooLarge,
+                "The request body has \(size) bytes, more than this route's limit of \(bytes); send a smaller "
+                    + "body, or ask the server's operator to raise \(option)."
+            )
+        }
     }
 
     /// The body limit of the backend API (`/api/...`).
@@ -90,21 +105,14 @@ struct InstantAPI: Sendable {
     /// without reading, a streamed body as soon as it passes it.
     func body(_ request: Request, limit: BodyLimit? = nil) async throws -> Data {
         let limit = limit ?? backendBodyLimit
-        func tooLarge(_ size: String) -> APIError {
-            APIError(
-                .contentTooLarge,
-                "The request body has \(size) bytes, more than this route's limit of \(limit.bytes); send a smaller "
-                    + "body, or ask the server's operator to raise \(limit.option)."
-            )
-        }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit.bytes {
-            throw tooLarge("\(length)")
+            throw limit.refusal(ofBodyWithSize: "\(length)")
         }
         do {
             let buffer = try await request.body.collect(upTo: limit.bytes)
             return Data(buffer.readableBytesView)
         } catch is NIOTooManyBytesError {
-            throw tooLarge("more than \(limit.bytes)")
+            throw limit.refusal(ofBodyWithSize: "more than \(limit.bytes)")
         }
     }
 

@@ -18,6 +18,13 @@ enum ResponseSecurityHeaders {
         .xContentTypeOptions: "nosniff",
         .contentSecurityPolicy: contentSecurityPolicy,
     ]
+
+    /// Puts the headers in an answer's `headers` that has not set them itself.
+    static func add(to headers: inout HTTPFields) {
+        for field in fields where headers[field.name] == nil {
+            headers[field.name] = field.value
+        }
+    }
 }
 
 /// Puts ``ResponseSecurityHeaders`` on every answer of the router that has not set these headers
@@ -27,9 +34,7 @@ struct ResponseSecurityHeadersMiddleware<Context: RequestContext>: RouterMiddlew
         async throws -> Response
     {
         var response = try await next(request, context)
-        for field in ResponseSecurityHeaders.fields where response.headers[field.name] == nil {
-            response.headers[field.name] = field.value
-        }
+        ResponseSecurityHeaders.add(to: &response.headers)
         return response
     }
 }

@@ -45,9 +45,11 @@ struct GuardedHTTPChannel: ServerChildChannel {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with the listening WebSocket, every connection held to `configuration.httpLimits`
     /// (the connection limit lowered to what the process's descriptor limit allows); listening
-    /// WebSockets ping on their own (``ListeningWebSocketHandler``).
+    /// WebSockets ping on their own (``ListeningWebSocketHandler``), and sync requests are answered
+    /// ahead of the router (``SyncRouteHandler``).
     static func guardedHTTP1(
         listening: ListeningEndpoint,
+        sync: SyncEndpoint,
         configuration: InstantServerConfiguration,
         logger: Logger
     ) -> HTTPServerBuilder {
@@ -62,7 +64,9 @@ extension HTTPServerBuilder {
         let registry = ConnectionRegistry(maxConnections: maxConnections, logger: logger)
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(
-                additionalChannelHandlers: [RequestProgressWatcher()],
+                additionalChannelHandlers: [
+                    RequestProgressWatcher(), SyncRouteHandler(endpoint: sync, logger: logger),
+                ],
                 idleTimeout: nil,
                 httpDecoderConfiguration: .init(
                     maxHeaderFieldSize: limits.maxHeaderSize,

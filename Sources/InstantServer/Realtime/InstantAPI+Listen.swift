@@ -128,17 +128,9 @@ extension InstantAPI {
     /// within the listening limits, else `nil`, and the request goes on to the long-poll route of
     /// the same path, which answers with the status and the reason.
     func admitListener(_ request: Request, verifier: ClientTokenVerifier?) async -> ListeningSession? {
-        let parts = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        let names: (document: String, layer: String)? =
-            switch parts.count {
-            case 5 where parts[0...2] == ["", "i", "d"] && parts[4] == "listen": (parts[3], "")
-            case 7 where parts[0...2] == ["", "i", "d"] && parts[4] == "l" && parts[6] == "listen":
-                (parts[3], parts[5])
-            default: nil
-            }
-        guard let names, let documentID = try? Self.pathIdentifier(names.document, what: "document id"),
-            let layerName = names.layer.isEmpty ? "" : try? Self.pathIdentifier(names.layer, what: "layer name"),
-            layerName.isEmpty || (try? Identifiers.validateLayerName(layerName)) != nil,
+        guard let names = ClientRoutePath(request.uri.path, route: "listen"),
+            let documentID = try? Self.pathIdentifier(names.documentID, what: "document id"),
+            let layerName = try? Self.pathLayerName(names.layer),
             let since = try? sinceParameter(request),
             let receivesRecords = try? receivesRecordsParameter(request),
             let token = try? await ClientTokenMiddleware.token(

@@ -7,18 +7,55 @@ extension InstantAPI {
     /// `POST /i/d/{documentID}[/l/{layer}]/sync`: applies a client's push exactly once and answers
     /// with everything the user may see that changed after the client's base revision.
     /// See docs/PROTOCOL.md.
+    ///
+    /// The connections answer the requests of this route themselves, ahead of the router
+    /// (``SyncRouteHandler``); this handler answers the requests they leave to the router (those
+    /// with an `Expect` header, and any path the router matches that they do not take as the
+    /// route's).
     func sync(_ request: Request, _ context: InstantRequestContext) async throws -> Response {
         let token = try context.clientToken(allowing: ["read-document"])
-        let limits = configuration.clientLimits
-        let data = try await body(
-            request, limit: BodyLimit(bytes: limits.maxSyncBodySize, option: "--max-sync-body-size"))
-        let syncRequest = try await LargeWork.run(bytes: data.count) {
-            try SyncRequest(Self.json(fromBody: data), maxChanges: limits.maxChangesPerPush)
-        }
-        let answer = try await sync(syncRequest, size: data.count, token: token, logger: context.logger)
+        let data = try await body(request, limit: syncBodyLimit)
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: answer.body))
+            body: .init(byteBuffer: try await syncAnswer(toBody: data, token: token, logger: context.logger)))
+    }
+
+    /// The body limit of sync requests.
+    var syncBodyLimit: BodyLimit {
+        BodyLimit(bytes: configuration.clientLimits.maxSyncBodySize, option: "--max-sync-body-size")
+    }
+
+    /// The answer to the body of a sync request from the token's client, encoded.
+    private func syncAnswer(toBody data: Data, token: ClientToken, logger: Logger) async throws -> ByteBuffer {
+        let maxChanges = configuration.clientLimits.maxChangesPerPush
+        let syncRequest = try await LargeWork.run(bytes: data.count) {
+            try SyncRequest(Self.json(fromBody: data), maxChanges: maxChanges)
+        }
+        return try await sync(syncRequest, size: data.count, token: token, logger: logger).body
+    }
+
+    /// Applies a sync request that a connection answers ahead of the router (``SyncRouteHandler``),
+    /// as the route would: the path's names and the client token checked as the client routes'
+    /// middleware checks them, then the route's own work; the answer's body, or the error to answer.
+    func applySync(_ request: SyncHTTPRequest, verifier: ClientTokenVerifier?, logger: Logger) async -> Result<
+        ByteBuffer, APIError
+    > {
+        do {
+            let documentID = try Self.pathIdentifier(request.route.documentID, what: "document id")
+            let layer = try Self.pathLayerName(request.route.layer)
+            let token = try await ClientTokenMiddleware.token(
+                of: Request(head: request.head, body: .init(buffer: ByteBuffer())), documentID: documentID,
+                layer: layer, verifier: verifier
+            ).requiring(anyOf: ["read-document"])
+            return .success(
+                try await syncAnswer(toBody: Data(request.body.readableBytesView), token: token, logger: logger))
+        } catch {
+            let answered = APIError(answering: error)
+            if answered.status.code >= 500 {
+                logger.error("Request failed", metadata: ["error": "\(error)"])
+            }
+            return .failure(answered)
+        }
     }
 
     /// A sync answer as it goes out, in the JSON of docs/PROTOCOL.md.

@@ -1,0 +1,181 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+
+/// A sync request (`POST /i/d/{documentID}[/l/{layerName}]/sync`) as a connection takes it ahead of
+/// the router: its head, the path's names (as they are in the path, not yet decoded or checked),
+/// and its body once whole.
+struct SyncHTTPRequest: Sendable {
+    var head: HTTPRequest
+    var route: ClientRoutePath
+    var body = ByteBuffer()
+    /// Why the request is refused without being applied (its body is too large), if it is: its
+    /// body is then dropped as it arrives.
+    var refusal: APIError?
+
+    /// Whether the client asked to close the connection after the answer.
+    var closesConnection: Bool { head.headerFields[.connection]?.lowercased() == "close" }
+}
+
+/// The path of a client route, `/i/d/{documentID}[/l/{layerName}]/{name}`, with the document id
+/// and layer name (`""` without one) as they are in the path.
+struct ClientRoutePath: Sendable {
+    var documentID: String
+    var layer: String
+
+    /// The names of `path` (its query left out) if it is the client route `name`, `nil` otherwise.
+    init?(_ path: some StringProtocol, route name: String) {
+        let path = path.prefix { $0 != "?" }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 5 where parts[0] == "" && parts[1] == "i" && parts[2] == "d" && parts[4] == name:
+            (documentID, layer) = (String(parts[3]), "")
+        case 7 where parts[0] == "" && parts[1] == "i" && parts[2] == "d" && parts[4] == "l" && parts[6] == name:
+            (documentID, layer) = (String(parts[3]), String(parts[5]))
+        default:
+            return nil
+        }
+        // An empty name is the router's to answer (it matches no route).
+        guard !documentID.isEmpty, parts.count == 5 || !layer.isEmpty else { return nil }
+    }
+}
+
+/// Decides what a connection does with each part of the requests it reads, so that sync requests are
+/// answered ahead of the router (``SyncRouteHandler``) and every answer still goes out in the order
+/// of the requests: a sync request is answered only once the router has answered the requests
+/// before it, and what follows it waits until its answer is written.
+///
+/// A value type: the handler feeds it the parts read, the ends of the router's answers and of its
+/// own, and runs the actions it returns.
+struct SyncRouteStateMachine {
+    enum State {
+        /// Requests go on to the router.
+        case routing
+        /// A sync request's body arrives.
+        case collecting(SyncHTTPRequest)
+        /// The body of a sync request that was refused before its end (too large) is read to its end
+        /// and dropped.
+        case discarding
+        /// A whole sync request waits for the router to answer the requests before it.
+        case waitingForRouter(SyncHTTPRequest)
+        /// A sync request is being answered.
+        case answering
+    }
+
+    /// What the handler does.
+    enum Action {
+        /// Passes the part on to the router.
+        case route(HTTPRequestPart)
+        /// Answers the sync request: with its ``SyncHTTPRequest/refusal`` when it has one (at once,
+        /// and before its end when it is not whole yet), else by applying it.
+        case answer(SyncHTTPRequest)
+        /// Nothing to do.
+        case none
+    }
+
+    private(set) var state = State.routing
+    /// The largest body a sync request may have, in bytes.
+    let maxBodySize: Int
+    /// Requests passed to the router that it has not finished answering.
+    private var routerAnswersDue = 0
+    /// Parts read while a sync request waited or was answered, to handle once it is.
+    private var waiting = CircularBuffer<HTTPRequestPart>()
+
+    init(maxBodySize: Int) {
+        self.maxBodySize = maxBodySize
+    }
+
+    /// Whether the connection should stop reading for now: a sync request waits or is answered,
+    /// and what follows it waits (a client that sends request after request without reading the
+    /// answers is held to what one read brought).
+    var holdsReads: Bool {
+        switch state {
+        case .waitingForRouter, .answering: true
+        case .routing, .collecting, .discarding: false
+        }
+    }
+
+    /// A part read from the connection. `isSyncRoute` tells whether a head is one of a sync
+    /// request the connection answers itself.
+    mutating func read(_ part: HTTPRequestPart, isSyncRoute: (HTTPRequest) -> ClientRoutePath?) -> Action {
+        switch state {
+        case .waitingForRouter, .answering:
+            waiting.append(part)
+            return .none
+        case .routing:
+            guard case .head(let head) = part, let route = isSyncRoute(head) else {
+                if case .head = part { routerAnswersDue += 1 }
+                return .route(part)
+            }
+            var request = SyncHTTPRequest(head: head, route: route)
+            if let declared = head.headerFields[.contentLength].flatMap(Int.init), declared > maxBodySize {
+                request.refusal = tooLarge("\(declared)")
+                return refuseEarly(request)
+            }
+            state = .collecting(request)
+            return .none
+        case .collecting(var request):
+            switch part {
+            case .head:
+                // The decoder gives every request its end before the next head.
+                state = .routing
+                return .route(part)
+            case .body(var bytes):
+                guard request.refusal == nil else { return .none }
+                guard request.body.readableBytes + bytes.readableBytes <= maxBodySize else {
+                    request.body = ByteBuffer()
+                    request.refusal = tooLarge("more than \(maxBodySize)")
+                    return refuseEarly(request)
+                }
+                // The state lets go of the body first, so that it grows in place rather than copied.
+                state = .discarding
+                request.body.writeBuffer(&bytes)
+                state = .collecting(request)
+                return .none
+            case .end:
+                guard routerAnswersDue == 0 else {
+                    state = .waitingForRouter(request)
+                    return .none
+                }
+                state = .answering
+                return .answer(request)
+            }
+        case .discarding:
+            if case .end = part { state = .routing }
+            return .none
+        }
+    }
+
+    /// A request refused before its end: answered at once, unless the router still owes answers
+    /// to requests before it (then at its end, after them); its body is dropped either way.
+    private mutating func refuseEarly(_ request: SyncHTTPRequest) -> Action {
+        guard routerAnswersDue == 0 else {
+            state = .collecting(request)
+            return .none
+        }
+        state = .discarding
+        return .answer(request)
+    }
+
+    /// The router wrote the end of an answer.
+    mutating func routerAnswered() -> Action {
+        routerAnswersDue = max(routerAnswersDue - 1, 0)
+        guard routerAnswersDue == 0, case .waitingForRouter(let request) = state else { return .none }
+        state = .answering
+        return .answer(request)
+    }
+
+    /// The answer of the sync request was written: the parts that waited go on.
+    mutating func answered() {
+        if case .answering = state { state = .routing }
+    }
+
+    /// The next part that waited, once nothing holds it any longer.
+    mutating func nextWaitingPart() -> HTTPRequestPart? {
+        holdsReads ? nil : waiting.popFirst()
+    }
+
+    private func tooLarge(_ size: String) -> APIError {
+        InstantAPI.BodyLimit(bytes: maxBodySize, option: "--max-sync-body-size").refusal(ofBodyWithSize: size)
+    }
+}

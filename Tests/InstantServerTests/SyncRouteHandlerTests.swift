@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import InstantJSON
+import InstantTesting
+import NIOCore
+import NIOHTTPTypes
+import Testing
+
+@testable import InstantServer
+
+/// Sync requests answered by the connection ahead of the router (``SyncRouteHandler``): the order
+/// of answers on a connection, and answers like the router's.
+@Suite("Sync requests ahead of the router")
+struct SyncRouteHandlerTests {
+    // MARK: The state machine, transition by transition
+
+    static func head(_ method: HTTPRequest.Method, _ path: String, contentLength: Int? = nil) -> HTTPRequestPart {
+        var fields = HTTPFields()
+        if let contentLength { fields[.contentLength] = String(contentLength) }
+        return .head(
+            HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1", path: path, headerFields: fields))
+    }
+
+    static let push = head(.post, "/i/d/doc/sync")
+    static let other = head(.get, "/healthcheck")
+
+    static func body(_ bytes: Int) -> HTTPRequestPart { .body(ByteBuffer(repeating: 1, count: bytes)) }
+
+    /// Reads parts in turn, as the handler does, with the server's route.
+    static func read(_ parts: [HTTPRequestPart], into machine: inout SyncRouteStateMachine) -> [String] {
+        parts.map { part in describe(machine.read(part, isSyncRoute: { ClientRoutePath($0.path ?? "", route: "sync") }))
+        }
+    }
+
+    static func describe(_ action: SyncRouteStateMachine.Action) -> String {
+        switch action {
+        case .none: "none"
+        case .route(.head(let head)): "route head \(head.path ?? "")"
+        case .route(.body): "route body"
+        case .route(.end): "route end"
+        case .answer(let request):
+            request.refusal.map { "refuse \($0.status.code)" } ?? "answer \(request.body.readableBytes) bytes"
+        }
+    }
+
+    @Test func aSyncRequestIsGatheredAndAnsweredOthersGoToTheRouter() {
+        var machine = SyncRouteStateMachine(maxBodySize: 100)
+        #expect(
+            Self.read([Self.push, Self.body(30), Self.body(20), .end(nil)], into: &machine)
+                == ["none", "none", "none", "answer 50 bytes"])
+        #expect(machine.holdsReads)
+        // What arrives meanwhile waits for the answer, in order.
+        #expect(Self.read([Self.other, .end(nil)], into: &machine) == ["none", "none"])
+        #expect(machine.nextWaitingPart() == nil)
+        machine.answered()
+        #expect(!machine.holdsReads)
+        var waited: [String] = []
+        while let part = machine.nextWaitingPart() {
+            waited.append(Self.describe(machine.read(part, isSyncRoute: { _ in nil })))
+        }
+        #expect(waited == ["route head /healthcheck", "route end"])
+    }
+
+    @Test func aSyncRequestWaitsForTheRoutersAnswersBeforeIt() {
+        var machine = SyncRouteStateMachine(maxBodySize: 100)
+        #expect(Self.read([Self.other, .end(nil)], into: &machine) == ["route head /healthcheck", "route end"])
+        #expect(Self.read([Self.push, Self.body(5), .end(nil)], into: &machine) == ["none", "none", "none"])
+        #expect(machine.holdsReads)
+        #expect(Self.describe(machine.routerAnswered()) == "answer 5 bytes")
+        // A second answer's end, or one the router wrote with nothing due, changes nothing.
+        machine.answered()
+        #expect(Self.describe(machine.routerAnswered()) == "none")
+        #expect(Self.read([Self.push, .end(nil)], into: &machine) == ["none", "answer 0 bytes"])
+    }
+
+    @Test func aBodyOverTheLimitIsRefusedAtOnceAndDropped() {
+        var declared = SyncRouteStateMachine(maxBodySize: 10)
+        #expect(
+            Self.read(
+                [Self.head(.post, "/i/d/doc/l/layer/sync", contentLength: 11), Self.body(11), .end(nil)],
+                into: &declared)
+                == ["refuse 413", "none", "none"])
+        #expect(!declared.holdsReads)
+        #expect(Self.read([Self.other], into: &declared) == ["route head /healthcheck"])
+
+        var streamed = SyncRouteStateMachine(maxBodySize: 10)
+        #expect(
+            Self.read([Self.push, Self.body(6), Self.body(6), Self.body(6), .end(nil)], into: &streamed)
+                == ["none", "none", "refuse 413", "none", "none"])
+
+        // Behind an answer the router owes, the refusal waits for it and the request's end.
+        var behind = SyncRouteStateMachine(maxBodySize: 10)
+        _ = Self.read([Self.other, .end(nil)], into: &behind)
+        #expect(Self.read([Self.push, Self.body(11), .end(nil)], into: &behind) == ["none", "none", "none"])
+        #expect(Self.describe(behind.routerAnswered()) == "refuse 413")
+    }
+
+    @Test func onlySyncPathsAreTaken() {
+        func names(_ path: String) -> [String]? {
+            ClientRoutePath(path, route: "sync").map { [$0.documentID, $0.layer] }
+        }
+        #expect(names("/i/d/doc/sync") == ["doc", ""])
+        #expect(names("/i/d/doc/l/a%20b/sync?jwt=x") == ["doc", "a%20b"])
+        for path in [
+            "/i/d/doc/sync/", "/i/d//sync", "/i/d/doc/l//sync", "/i/d/doc/listen", "/api/documents/doc/sync",
+            "/i/d/doc/x/y/sync",
+        ] {
+            #expect(names(path) == nil, "\(path)")
+        }
+    }
+
+    // MARK: A live server
+
+    /// Requests sent at once on one connection are answered in their order, whoever answers them;
+    /// the connection stays open, and a request that asks to close it closes it after its answer.
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let port = try #require(client.client.port)
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let token = try await fixture.token(id)
+            let auth = ["Authorization": "Token token=\"\(token)\"", "Content-Type": "application/json"]
+            func body(_ json: JSONValue) -> Data { json.encoded() }
+            let push = body([
+                "clientId": "c1", "pushId": 1, "baseRevision": 0, "changes": [put("n1", noteContent())],
+            ])
+            let pull = body(["clientId": "c2", "baseRevision": 0])
+            // A request for the router first: the push's answer waits for its answer.
+            var bytes = RawConnection.request("GET", "/healthcheck")
+            bytes += RawConnection.request("POST", "/i/d/\(id)/sync", headers: auth, body: push)
+            bytes += RawConnection.request("GET", "/healthcheck")
+            bytes += RawConnection.request("POST", "/i/d/\(id)/sync", headers: auth, body: pull)
+            bytes += RawConnection.request(
+                "POST", "/i/d/\(id)/sync", headers: auth.merging(["Connection": "close"]) { $1 }, body: Data("{".utf8))
+            let connection = try await RawConnection.open(port: port, sending: bytes)
+            let first = try #require(try await connection.answer())
+            #expect(first.status == 200)
+            #expect(try JSONValue(parsing: first.body)["ok"] == true)
+            let pushed = try #require(try await connection.answer())
+            #expect(pushed.status == 200)
+            #expect(try JSONValue(parsing: pushed.body)["revision"] == 1)
+            let health = try #require(try await connection.answer())
+            #expect(health.status == 200)
+            #expect(try JSONValue(parsing: health.body)["ok"] == true)
+            let pulled = try #require(try await connection.answer())
+            #expect(pulled.status == 200)
+            let records = try #require(try JSONValue(parsing: pulled.body)["records"]?.arrayValue)
+            #expect(records.contains { $0["id"] == "n1" })
+            let malformed = try #require(try await connection.answer())
+            #expect(malformed.status == 400)
+            #expect(malformed.reason?.contains("JSON") == true)
+            #expect(try await connection.closedByServer())
+        }
+    }
+
+    /// The answers carry what the router's answers carry (a request that expects `100 Continue` is
+    /// left to the router, so both are compared), and are counted under the route's template.
+    @Test func answersCarryTheRoutersHeadersAndMetrics() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let port = try #require(client.client.port)
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let token = try await fixture.token(id, layer: "review")
+            let pull = JSONValue.object(["clientId": "c", "baseRevision": 0]).encoded()
+            let headers = ["Authorization": "Token token=\"\(token)\"", "X-Request-Id": "trace-7"]
+            let path = "/i/d/\(id)/l/review/sync"
+            let taken = try #require(
+                try await RawConnection.request(port: port, "POST", path, headers: headers, body: pull))
+            let routed = try #require(
+                try await RawConnection.request(
+                    port: port, "POST", path, headers: headers.merging(["Expect": "100-continue"]) { $1 }, body: pull))
+            #expect(taken.status == 200)
+            #expect(routed.status == 200)
+            #expect(try JSONValue(parsing: taken.body) == JSONValue(parsing: routed.body))
+            func names(_ answer: RawConnection.Answer) -> Set<String> {
+                Set(answer.headers.keys.map { $0.lowercased() })
+            }
+            #expect(names(taken) == names(routed))
+            let fields = Dictionary(uniqueKeysWithValues: taken.headers.map { ($0.key.lowercased(), $0.value) })
+            #expect(fields["x-request-id"] == "trace-7")
+            #expect(fields["x-content-type-options"] == "nosniff")
+            #expect(fields["content-security-policy"] == ResponseSecurityHeaders.contentSecurityPolicy)
+            #expect(fields["content-type"] == "application/json; charset=utf-8")
+            #expect(fields["server"] == "OpenInstant")
+            #expect(fields["date"]?.hasSuffix(" GMT") == true)
+
+            // Without a token: the client routes' 401, with its scheme.
+            let refused = try #require(
+                try await RawConnection.request(port: port, "POST", "/i/d/\(id)/sync", body: pull))
+            #expect(refused.status == 401)
+            #expect(refused.headers.contains { $0.key.lowercased() == "www-authenticate" && $0.value == "Token" })
+
+            let metrics = String(decoding: try await client.request(.get, "/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"route="/i/d/{documentID}/l/{layerName}/sync",status="200"} 2"#))
+            #expect(metrics.contains(#"route="/i/d/{documentID}/sync",status="401"} 1"#))
+        }
+    }
+
+    @Test func theDateHeaderIsAnIMFFixdate() {
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(1_795_881_600) == "Sat, 28 Nov 2026 16:00:00 GMT")
+    }
+}
