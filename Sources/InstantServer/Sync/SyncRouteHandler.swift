@@ -91,8 +91,8 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var executor: EventLoopTaskExecutor?
     /// A read asked for while reads were held, made once they are not.
     private var heldRead = false
-    /// The server's shutdown, held while a sync request waits or is answered, then passed on (the
-    /// router's connection handling closes an idle connection).
+    /// The server's shutdown, held while a sync request is under way, then passed on (the router's
+    /// connection handling, which does not see these requests, closes a connection it finds idle).
     private var heldQuiesce = false
 
     init(endpoint: SyncEndpoint, logger: Logger) {
@@ -112,6 +112,7 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         perform(machine.read(unwrapInboundIn(data), isSyncRoute: endpoint.route(of:)), context: context)
+        passHeldQuiesceIfIdle(context: context)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -129,7 +130,7 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, machine.holdsReads {
+        if event is ChannelShouldQuiesceEvent, !machine.isIdle {
             heldQuiesce = true
             return
         }
@@ -186,14 +187,16 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         // The router's channel hands on what it was given at the end of a read.
         if routed { context.fireChannelReadComplete() }
-        guard !machine.holdsReads else { return }
-        if heldRead {
+        if heldRead, !machine.holdsReads {
             heldRead = false
             context.read()
         }
-        if heldQuiesce {
-            heldQuiesce = false
-            context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-        }
+        passHeldQuiesceIfIdle(context: context)
+    }
+
+    private func passHeldQuiesceIfIdle(context: ChannelHandlerContext) {
+        guard heldQuiesce, machine.isIdle else { return }
+        heldQuiesce = false
+        context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
     }
 }

@@ -95,6 +95,11 @@ struct SyncRouteStateMachine {
         }
     }
 
+    /// Whether no sync request is under way (its body arriving, waiting, or being answered).
+    var isIdle: Bool {
+        if case .routing = state { true } else { false }
+    }
+
     /// A part read from the connection. `isSyncRoute` tells whether a head is one of a sync
     /// request the connection answers itself.
     mutating func read(_ part: HTTPRequestPart, isSyncRoute: (HTTPRequest) -> ClientRoutePath?) -> Action {
