@@ -26,9 +26,20 @@ struct SyncRouteHandlerTests {
 
     static func body(_ bytes: Int) -> HTTPRequestPart { .body(ByteBuffer(repeating: 1, count: bytes)) }
 
-    /// Reads parts in turn, as the handler does, with the server's route.
-    static func read(_ parts: [HTTPRequestPart], into machine: inout SyncRouteStateMachine) -> [String] {
-        parts.map { part in describe(machine.read(part, isSyncRoute: { ClientRoutePath($0.path ?? "", route: "sync") }))
+    static func machine(_ maxBodySize: Int) -> SyncRouteStateMachine {
+        SyncRouteStateMachine(bodyLimit: InstantAPI.BodyLimit(bytes: maxBodySize, option: "--max-sync-body-size"))
+    }
+
+    /// Reads parts in turn, as the handler does, with the server's route; a token check it asks for
+    /// passes at once unless `refusing` says otherwise.
+    static func read(
+        _ parts: [HTTPRequestPart], into machine: inout SyncRouteStateMachine, refusing refusal: APIError? = nil
+    ) -> [String] {
+        parts.map { part in
+            let action = machine.read(part, isSyncRoute: { ClientRoutePath($0.path ?? "", route: "sync") })
+            guard case .authorize = action else { return describe(action) }
+            let outcome = machine.authorized(refusal.map { .failure($0) } ?? .success(NodeRelayTests.token("a")))
+            return "authorize, then " + describe(outcome)
         }
     }
 
@@ -38,15 +49,16 @@ struct SyncRouteHandlerTests {
         case .route(.head(let head)): "route head \(head.path ?? "")"
         case .route(.body): "route body"
         case .route(.end): "route end"
+        case .authorize: "authorize"
         case .answer(let request):
             request.refusal.map { "refuse \($0.status.code)" } ?? "answer \(request.body.readableBytes) bytes"
         }
     }
 
     @Test func aSyncRequestIsGatheredAndAnsweredOthersGoToTheRouter() {
-        var machine = SyncRouteStateMachine(maxBodySize: 100)
+        var machine = Self.machine(100)
         #expect(machine.isIdle)
-        #expect(Self.read([Self.push, Self.body(30)], into: &machine) == ["none", "none"])
+        #expect(Self.read([Self.push, Self.body(30)], into: &machine) == ["authorize, then none", "none"])
         // Its body arriving, the request is under way (the server's shutdown waits for it), and the
         // connection goes on reading it.
         #expect(!machine.isIdle)
@@ -67,19 +79,20 @@ struct SyncRouteHandlerTests {
     }
 
     @Test func aSyncRequestWaitsForTheRoutersAnswersBeforeIt() {
-        var machine = SyncRouteStateMachine(maxBodySize: 100)
+        var machine = Self.machine(100)
         #expect(Self.read([Self.other, .end(nil)], into: &machine) == ["route head /healthcheck", "route end"])
-        #expect(Self.read([Self.push, Self.body(5), .end(nil)], into: &machine) == ["none", "none", "none"])
+        #expect(
+            Self.read([Self.push, Self.body(5), .end(nil)], into: &machine) == ["authorize, then none", "none", "none"])
         #expect(machine.holdsReads)
         #expect(Self.describe(machine.routerAnswered()) == "answer 5 bytes")
         // A second answer's end, or one the router wrote with nothing due, changes nothing.
         machine.answered()
         #expect(Self.describe(machine.routerAnswered()) == "none")
-        #expect(Self.read([Self.push, .end(nil)], into: &machine) == ["none", "answer 0 bytes"])
+        #expect(Self.read([Self.push, .end(nil)], into: &machine) == ["authorize, then none", "answer 0 bytes"])
     }
 
     @Test func aBodyOverTheLimitIsRefusedAtOnceAndDropped() {
-        var declared = SyncRouteStateMachine(maxBodySize: 10)
+        var declared = Self.machine(10)
         #expect(
             Self.read(
                 [Self.head(.post, "/i/d/doc/l/layer/sync", contentLength: 11), Self.body(11), .end(nil)],
@@ -88,16 +101,61 @@ struct SyncRouteHandlerTests {
         #expect(!declared.holdsReads)
         #expect(Self.read([Self.other], into: &declared) == ["route head /healthcheck"])
 
-        var streamed = SyncRouteStateMachine(maxBodySize: 10)
+        var streamed = Self.machine(10)
         #expect(
             Self.read([Self.push, Self.body(6), Self.body(6), Self.body(6), .end(nil)], into: &streamed)
-                == ["none", "none", "refuse 413", "none", "none"])
+                == ["authorize, then none", "none", "refuse 413", "none", "none"])
 
         // Behind an answer the router owes, the refusal waits for it and the request's end.
-        var behind = SyncRouteStateMachine(maxBodySize: 10)
+        var behind = Self.machine(10)
         _ = Self.read([Self.other, .end(nil)], into: &behind)
-        #expect(Self.read([Self.push, Self.body(11), .end(nil)], into: &behind) == ["none", "none", "none"])
+        #expect(
+            Self.read([Self.push, Self.body(11), .end(nil)], into: &behind) == ["authorize, then none", "none", "none"])
         #expect(Self.describe(behind.routerAnswered()) == "refuse 413")
+    }
+
+    /// The body of a request whose token is refused is not kept: the refusal is answered once the
+    /// check ends, and the body dropped. Parts read during the check wait for it.
+    @Test func theTokenIsCheckedBeforeTheBodyIsKept() {
+        var machine = Self.machine(100)
+        #expect(
+            Self.read([Self.push], into: &machine, refusing: .unauthorized("no token")) == [
+                "authorize, then refuse 401"
+            ])
+        #expect(
+            Self.read([Self.body(50), .end(nil), Self.other], into: &machine) == [
+                "none", "none", "route head /healthcheck",
+            ])
+
+        var checking = Self.machine(100)
+        let head = checking.read(Self.push, isSyncRoute: { ClientRoutePath($0.path ?? "", route: "sync") })
+        #expect(Self.describe(head) == "authorize")
+        #expect(checking.holdsReads)
+        #expect(Self.describe(checking.read(Self.body(5), isSyncRoute: { _ in nil })) == "none")
+        #expect(Self.describe(checking.authorized(.success(NodeRelayTests.token("a")))) == "none")
+        var replayed: [String] = []
+        while let part = checking.nextWaitingPart() {
+            replayed.append(Self.describe(checking.read(part, isSyncRoute: { _ in nil })))
+        }
+        #expect(replayed == ["none"])
+        #expect(Self.read([.end(nil)], into: &checking) == ["answer 5 bytes"])
+    }
+
+    /// After the router's answer to a request that closes the connection (or the server's
+    /// shutdown), sync requests are left to the router, which reads nothing more.
+    @Test func afterAClosingRequestEverythingGoesToTheRouter() {
+        var machine = Self.machine(100)
+        var closing = HTTPFields()
+        closing[.connection] = "close"
+        let head = HTTPRequestPart.head(
+            HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/healthcheck", headerFields: closing))
+        #expect(
+            Self.read([head, .end(nil), Self.push], into: &machine) == [
+                "route head /healthcheck", "route end", "route head /i/d/doc/sync",
+            ])
+        var quiesced = Self.machine(100)
+        quiesced.routeEverything()
+        #expect(Self.read([Self.push], into: &quiesced) == ["route head /i/d/doc/sync"])
     }
 
     @Test func onlySyncPathsAreTaken() {

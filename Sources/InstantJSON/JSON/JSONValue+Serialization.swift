@@ -18,7 +18,7 @@ extension JSONValue {
     }
 
     /// The object `members` with the members of `replacements` put in (a `nil` value leaves its key
-    /// out), as compact JSON with its keys in order: the bytes of the merged object's
+    /// out; each key at most once in `replacements`), as compact JSON with its keys in order: the bytes of the merged object's
     /// ``serialized(sortedKeys:)``, without the merged object being made (a copy of every member,
     /// each key hashed again).
     public static func serializedObject(

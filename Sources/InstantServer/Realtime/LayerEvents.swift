@@ -380,7 +380,9 @@ public actor LayerEvents {
     public func state(of layer: Layer, listener id: UUID, changesAfter seen: Int64? = nil) -> State {
         var state = sharedState(of: layer)
         if let seen, let index = listeners.index(forKey: id) {
-            if listeners.values[index].recordsSeen == nil { countRecordListeners(on: layer, by: 1) }
+            if listeners.values[index].recordsSeen == nil {
+                countRecordListeners(on: listeners.values[index].layer, by: 1)
+            }
             listeners.values[index].recordsSeen = seen
             state.changes = changeLogs[layer]?.messages(after: seen) ?? []
         }

@@ -34,21 +34,41 @@ extension InstantAPI {
         return try await sync(syncRequest, size: data.count, token: token, logger: logger).body
     }
 
-    /// Applies a sync request that a connection answers ahead of the router (``SyncRouteHandler``),
-    /// as the route would: the path's names and the client token checked as the client routes'
-    /// middleware checks them, then the route's own work; the answer's body, or the error to answer.
-    func applySync(_ request: SyncHTTPRequest, verifier: ClientTokenVerifier?, logger: Logger) async -> Result<
-        ByteBuffer, APIError
+    /// Checks the path and the client token of a sync request that a connection answers ahead of
+    /// the router (``SyncRouteHandler``), as the client routes' middleware checks them, before its
+    /// body is read.
+    func authorizeSync(_ request: SyncHTTPRequest, verifier: ClientTokenVerifier?, logger: Logger) async -> Result<
+        ClientToken, APIError
     > {
-        do {
+        await Self.answering(logger) {
             let documentID = try Self.pathIdentifier(request.route.documentID, what: "document id")
             let layer = try Self.pathLayerName(request.route.layer)
-            let token = try await ClientTokenMiddleware.token(
+            return try await ClientTokenMiddleware.token(
                 of: Request(head: request.head, body: .init(buffer: ByteBuffer())), documentID: documentID,
                 layer: layer, verifier: verifier
             ).requiring(anyOf: ["read-document"])
-            return .success(
-                try await syncAnswer(toBody: Data(request.body.readableBytesView), token: token, logger: logger))
+        }
+    }
+
+    /// Applies a sync request that a connection answers ahead of the router, its token checked
+    /// (``authorizeSync(_:verifier:logger:)``): the route's own work; the answer's body, or the error
+    /// to answer.
+    func applySync(_ request: SyncHTTPRequest, logger: Logger) async -> Result<ByteBuffer, APIError> {
+        await Self.answering(logger) {
+            guard let token = request.token else {
+                throw APIError(.internalServerError, "A sync request was applied before its token was checked.")
+            }
+            return try await syncAnswer(toBody: Data(request.body.readableBytesView), token: token, logger: logger)
+        }
+    }
+
+    /// The value of `body`, or the error it threw as answered to a client (logged when it is the
+    /// server's failure), as ``ErrorMiddleware`` answers the router's.
+    private static func answering<Value>(_ logger: Logger, _ body: () async throws -> Value) async -> Result<
+        Value, APIError
+    > {
+        do {
+            return .success(try await body())
         } catch {
             let answered = APIError(answering: error)
             if answered.status.code >= 500 {

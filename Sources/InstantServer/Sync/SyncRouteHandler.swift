@@ -24,21 +24,19 @@ public struct SyncEndpoint: Sendable {
 
     /// The logger of a request, with its id (`hb.request.id`, and `request.id`: the caller's
     /// `X-Request-Id` when usable), as the router's requests have them.
-    func logger(for head: HTTPRequest, from logger: Logger) -> (logger: Logger, id: String) {
-        let generated = RequestID().description
-        let id = RequestLog.usableID(head.headerFields) ?? generated
+    func logger(for request: SyncHTTPRequest, from logger: Logger) -> (logger: Logger, id: String) {
+        let id = RequestLog.usableID(request.head.headerFields) ?? request.generatedID
         var logger = logger
-        logger[metadataKey: "hb.request.id"] = "\(generated)"
+        logger[metadataKey: "hb.request.id"] = "\(request.generatedID)"
         logger[metadataKey: "request.id"] = "\(id)"
         return (logger, id)
     }
 
     /// The answer to a sync request: its head (the router's headers: content type, length, security
     /// headers, request id, date, server) and body; logged and counted as the router's answers are.
-    func answer(
-        _ request: SyncHTTPRequest, _ result: Result<ByteBuffer, APIError>, id: String,
-        started: ContinuousClock.Instant, logger: Logger
-    ) -> (head: HTTPResponse, body: ByteBuffer) {
+    func answer(_ request: SyncHTTPRequest, _ result: Result<ByteBuffer, APIError>, id: String, logger: Logger)
+        -> (head: HTTPResponse, body: ByteBuffer)
+    {
         var head: HTTPResponse
         let body: ByteBuffer
         switch result {
@@ -55,11 +53,11 @@ public struct SyncEndpoint: Sendable {
         head.headerFields[.date] = HTTPDate.now()
         head.headerFields[.server] = serverName
         let path = request.head.path.map { String($0.prefix { $0 != "?" }) } ?? ""
-        RequestLog.answered(request.head.method, path, status: head.status, since: started, logger: logger)
+        RequestLog.answered(request.head.method, path, status: head.status, since: request.started, logger: logger)
         RequestMetrics.record(
             in: metrics, request.head.method,
             route: request.route.layer.isEmpty ? "/i/d/{documentID}/sync" : "/i/d/{documentID}/l/{layerName}/sync",
-            status: head.status, duration: ContinuousClock.now - started)
+            status: head.status, duration: ContinuousClock.now - request.started)
         return (head, body)
     }
 }
@@ -91,14 +89,24 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var executor: EventLoopTaskExecutor?
     /// A read asked for while reads were held, made once they are not.
     private var heldRead = false
-    /// The server's shutdown, held while a sync request is under way, then passed on (the router's
-    /// connection handling, which does not see these requests, closes a connection it finds idle).
-    private var heldQuiesce = false
+    /// What reached the handler while a sync request was under way and would overtake its answer
+    /// if passed on at once (the router's connection handling, which does not see these requests,
+    /// would close the connection or stop reading): passed on, in order, once nothing is under way.
+    private var heldEvents: [HeldEvent] = []
+
+    private enum HeldEvent {
+        /// The server's shutdown.
+        case quiesce
+        /// The end of the client's input, or another event.
+        case event(Any)
+        /// A failure of the connection.
+        case error(any Error)
+    }
 
     init(endpoint: SyncEndpoint, logger: Logger) {
         self.endpoint = endpoint
         self.logger = logger
-        machine = SyncRouteStateMachine(maxBodySize: endpoint.api.syncBodyLimit.bytes)
+        machine = SyncRouteStateMachine(bodyLimit: endpoint.api.syncBodyLimit)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -112,7 +120,7 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         perform(machine.read(unwrapInboundIn(data), isSyncRoute: endpoint.route(of:)), context: context)
-        passHeldQuiesceIfIdle(context: context)
+        passHeldEvents(context: context)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -130,12 +138,26 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, !machine.isIdle {
-            heldQuiesce = true
+        guard mustHold else {
+            if event is ChannelShouldQuiesceEvent { machine.routeEverything() }
+            context.fireUserInboundEventTriggered(event)
             return
         }
-        context.fireUserInboundEventTriggered(event)
+        heldEvents.append(event is ChannelShouldQuiesceEvent ? .quiesce : .event(event))
     }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A whole request's answer goes out first; one whose body was arriving is dropped with it.
+        guard machine.isWhole || machine.hasWaitingParts else {
+            machine.abandonRequest()
+            context.fireErrorCaught(error)
+            return
+        }
+        heldEvents.append(.error(error))
+    }
+
+    /// Whether an event would overtake a sync request's answer, or parts waiting for it.
+    private var mustHold: Bool { !machine.isIdle || machine.hasWaitingParts || !heldEvents.isEmpty }
 
     private func perform(_ action: SyncRouteStateMachine.Action, context: ChannelHandlerContext) {
         switch action {
@@ -143,25 +165,45 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         case .route(let part):
             context.fireChannelRead(wrapInboundOut(part))
+        case .authorize(let request):
+            let (logger, _) = endpoint.logger(for: request, from: logger)
+            run(context: context) { endpoint in
+                await endpoint.api.authorizeSync(request, verifier: endpoint.verifier, logger: logger)
+            } then: { handler, outcome, context in
+                handler.perform(handler.machine.authorized(outcome), context: context)
+                handler.resume(context: context)
+            }
         case .answer(let request):
-            let started = ContinuousClock.now
-            let (logger, id) = endpoint.logger(for: request.head, from: logger)
+            let (logger, id) = endpoint.logger(for: request, from: logger)
             if let refusal = request.refusal {
-                finish(
-                    request, endpoint.answer(request, .failure(refusal), id: id, started: started, logger: logger),
-                    context: context)
+                finish(request, endpoint.answer(request, .failure(refusal), id: id, logger: logger), context: context)
                 return
             }
-            let loop = context.eventLoop
-            let handler = NIOLoopBound(self, eventLoop: loop)
-            let (endpoint, verifier) = (endpoint, endpoint.verifier)
-            Task(executorPreference: executor) {
-                let result = await endpoint.api.applySync(request, verifier: verifier, logger: logger)
-                let answer = endpoint.answer(request, result, id: id, started: started, logger: logger)
-                loop.execute {
-                    guard let context = handler.value.context else { return }
-                    handler.value.finish(request, answer, context: context)
-                }
+            guard context.channel.isActive else { return }
+            run(context: context) { endpoint in
+                let result = await endpoint.api.applySync(request, logger: logger)
+                return endpoint.answer(request, result, id: id, logger: logger)
+            } then: { handler, answer, context in
+                handler.finish(request, answer, context: context)
+            }
+        }
+    }
+
+    /// Runs `work` in a task on the connection's loop, then `then` on the loop with its outcome
+    /// if the handler is still in the pipeline.
+    private func run<Outcome: Sendable>(
+        context: ChannelHandlerContext, _ work: @escaping @Sendable (SyncEndpoint) async -> Outcome,
+        then: @escaping (SyncRouteHandler, Outcome, ChannelHandlerContext) -> Void
+    ) {
+        let loop = context.eventLoop
+        let handler = NIOLoopBound(self, eventLoop: loop)
+        let done = NIOLoopBound(then, eventLoop: loop)
+        let endpoint = endpoint
+        Task(executorPreference: executor) {
+            let outcome = await work(endpoint)
+            loop.execute {
+                guard let context = handler.value.context else { return }
+                done.value(handler.value, outcome, context)
             }
         }
     }
@@ -173,12 +215,23 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
         context.write(wrapOutboundOut(.body(answer.body)), promise: nil)
         if request.closesConnection {
+            // The output only: what the client still sends is read (and dropped) rather than answered
+            // with a reset, which could lose the answer on its way.
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                channel.close(mode: .output, promise: nil)
+            }
+            machine.routeEverything()
             return
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         machine.answered()
+        resume(context: context)
+    }
+
+    /// Goes on with the parts that waited, the held read and the held events, as far as nothing
+    /// holds them any longer.
+    private func resume(context: ChannelHandlerContext) {
         var routed = false
         while let part = machine.nextWaitingPart() {
             let action = machine.read(part, isSyncRoute: endpoint.route(of:))
@@ -191,12 +244,20 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
             heldRead = false
             context.read()
         }
-        passHeldQuiesceIfIdle(context: context)
+        passHeldEvents(context: context)
     }
 
-    private func passHeldQuiesceIfIdle(context: ChannelHandlerContext) {
-        guard heldQuiesce, machine.isIdle else { return }
-        heldQuiesce = false
-        context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+    private func passHeldEvents(context: ChannelHandlerContext) {
+        while !heldEvents.isEmpty, machine.isIdle, !machine.hasWaitingParts {
+            switch heldEvents.removeFirst() {
+            case .quiesce:
+                machine.routeEverything()
+                context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+            case .event(let event):
+                context.fireUserInboundEventTriggered(event)
+            case .error(let error):
+                context.fireErrorCaught(error)
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import HTTPTypes
+import Hummingbird
 import NIOCore
 import NIOHTTPTypes
 
@@ -8,6 +9,12 @@ import NIOHTTPTypes
 struct SyncHTTPRequest: Sendable {
     var head: HTTPRequest
     var route: ClientRoutePath
+    /// When its head arrived.
+    var started = ContinuousClock.now
+    /// The id it is logged with (`hb.request.id`), as the router gives each request.
+    var generatedID = RequestID().description
+    /// The client token, once checked (before the body is read).
+    var token: ClientToken?
     var body = ByteBuffer()
     /// Why the request is refused without being applied (its body is too large), if it is: its
     /// body is then dropped as it arrives.
@@ -51,6 +58,8 @@ struct SyncRouteStateMachine {
     enum State {
         /// Requests go on to the router.
         case routing
+        /// A sync request's path and token are checked; its body waits (unread) until they pass.
+        case authorizing(SyncHTTPRequest)
         /// A sync request's body arrives.
         case collecting(SyncHTTPRequest)
         /// The body of a sync request that was refused before its end (too large) is read to its end
@@ -66,6 +75,8 @@ struct SyncRouteStateMachine {
     enum Action {
         /// Passes the part on to the router.
         case route(HTTPRequestPart)
+        /// Checks the sync request's path and client token (``authorized(_:)`` takes the outcome).
+        case authorize(SyncHTTPRequest)
         /// Answers the sync request: with its ``SyncHTTPRequest/refusal`` when it has one (at once,
         /// and before its end when it is not whole yet), else by applying it.
         case answer(SyncHTTPRequest)
@@ -73,16 +84,21 @@ struct SyncRouteStateMachine {
         case none
     }
 
-    private(set) var state = State.routing
-    /// The largest body a sync request may have, in bytes.
-    let maxBodySize: Int
+    private var state = State.routing
+    /// The largest body a sync request may have.
+    let bodyLimit: InstantAPI.BodyLimit
+    private var maxBodySize: Int { bodyLimit.bytes }
+    /// Whether every request goes to the router from now on: the connection is to close after an
+    /// answer the router writes (the server shuts down, or a client asked to close), and the router
+    /// reads nothing after it.
+    private var routesEverything = false
     /// Requests passed to the router that it has not finished answering.
     private var routerAnswersDue = 0
     /// Parts read while a sync request waited or was answered, to handle once it is.
     private var waiting = CircularBuffer<HTTPRequestPart>()
 
-    init(maxBodySize: Int) {
-        self.maxBodySize = maxBodySize
+    init(bodyLimit: InstantAPI.BodyLimit) {
+        self.bodyLimit = bodyLimit
     }
 
     /// Whether the connection should stop reading for now: a sync request waits or is answered,
@@ -90,8 +106,19 @@ struct SyncRouteStateMachine {
     /// answers is held to what one read brought).
     var holdsReads: Bool {
         switch state {
-        case .waitingForRouter, .answering: true
+        case .authorizing, .waitingForRouter, .answering: true
         case .routing, .collecting, .discarding: false
+        }
+    }
+
+    /// Whether parts read wait for a sync request.
+    var hasWaitingParts: Bool { !waiting.isEmpty }
+
+    /// Whether the sync request under way is whole (only its answer is to come).
+    var isWhole: Bool {
+        switch state {
+        case .waitingForRouter, .answering: true
+        case .routing, .authorizing, .collecting, .discarding: false
         }
     }
 
@@ -104,12 +131,15 @@ struct SyncRouteStateMachine {
     /// request the connection answers itself.
     mutating func read(_ part: HTTPRequestPart, isSyncRoute: (HTTPRequest) -> ClientRoutePath?) -> Action {
         switch state {
-        case .waitingForRouter, .answering:
+        case .authorizing, .waitingForRouter, .answering:
             waiting.append(part)
             return .none
         case .routing:
-            guard case .head(let head) = part, let route = isSyncRoute(head) else {
-                if case .head = part { routerAnswersDue += 1 }
+            guard case .head(let head) = part, !routesEverything, let route = isSyncRoute(head) else {
+                if case .head(let head) = part {
+                    routerAnswersDue += 1
+                    if head.headerFields[.connection]?.lowercased() == "close" { routesEverything = true }
+                }
                 return .route(part)
             }
             var request = SyncHTTPRequest(head: head, route: route)
@@ -117,14 +147,15 @@ struct SyncRouteStateMachine {
                 request.refusal = tooLarge("\(declared)")
                 return refuseEarly(request)
             }
-            state = .collecting(request)
-            return .none
+            state = .authorizing(request)
+            return .authorize(request)
         case .collecting(var request):
             switch part {
             case .head:
-                // The decoder gives every request its end before the next head.
+                // The decoder gives every request its end before the next head; were it not so, the
+                // request would be dropped unanswered and the head taken as new.
                 state = .routing
-                return .route(part)
+                return read(part, isSyncRoute: isSyncRoute)
             case .body(var bytes):
                 guard request.refusal == nil else { return .none }
                 guard request.body.readableBytes + bytes.readableBytes <= maxBodySize else {
@@ -148,6 +179,38 @@ struct SyncRouteStateMachine {
         case .discarding:
             if case .end = part { state = .routing }
             return .none
+        }
+    }
+
+    /// The outcome of the check of ``Action/authorize(_:)``: the body is read from now on (kept
+    /// with the token, or dropped when the request is refused).
+    mutating func authorized(_ outcome: Result<ClientToken, APIError>) -> Action {
+        guard case .authorizing(var request) = state else { return .none }
+        switch outcome {
+        case .success(let token):
+            request.token = token
+            if let declared = request.head.headerFields[.contentLength].flatMap(Int.init) {
+                request.body.reserveCapacity(declared)
+            }
+            state = .collecting(request)
+            return .none
+        case .failure(let refusal):
+            request.refusal = refusal
+            return refuseEarly(request)
+        }
+    }
+
+    /// The connection is to close after the router's answers (the server shuts down): requests go
+    /// to the router, which reads none after its answer.
+    mutating func routeEverything() {
+        routesEverything = true
+    }
+
+    /// The sync request whose body was arriving is dropped (its connection failed).
+    mutating func abandonRequest() {
+        switch state {
+        case .authorizing, .collecting, .discarding: state = .routing
+        case .routing, .waitingForRouter, .answering: break
         }
     }
 
@@ -181,6 +244,6 @@ struct SyncRouteStateMachine {
     }
 
     private func tooLarge(_ size: String) -> APIError {
-        InstantAPI.BodyLimit(bytes: maxBodySize, option: "--max-sync-body-size").refusal(ofBodyWithSize: size)
+        bodyLimit.refusal(ofBodyWithSize: size)
     }
 }
