@@ -83,6 +83,7 @@ public func buildInstantRouters(
     pdfWork: PDFWorkPool
 ) async throws -> (http: Router<InstantRequestContext>, listening: ListeningEndpoint, sync: SyncEndpoint) {
     let serverMetrics = ServerMetrics(registry: metrics)
+    let requestMetrics = RequestMetrics(registry: metrics)
     let events = events ?? LayerEvents(limits: configuration.clientLimits.listening, metrics: serverMetrics)
     storage.addObserver(events)
     storage.addObserver(serverMetrics)
@@ -96,7 +97,7 @@ public func buildInstantRouters(
     router.add(middleware: EventLoopPreferenceMiddleware())
     router.add(middleware: ResponseSecurityHeadersMiddleware())
     router.add(middleware: RequestLoggingMiddleware())
-    router.add(middleware: MetricsMiddleware(registry: metrics))
+    router.add(middleware: MetricsMiddleware(metrics: requestMetrics))
     router.add(middleware: ErrorMiddleware())
     router.get("healthcheck") { _, context in
         // Healthy means able to serve: the process answers and its database does too.
@@ -209,7 +210,7 @@ public func buildInstantRouters(
         maxMessageSize: configuration.clientLimits.maxSocketMessageSize,
         pingInterval: configuration.webSocketPingInterval
     )
-    let sync = SyncEndpoint(api: api, verifier: verifier, metrics: metrics, serverName: instantServerName)
+    let sync = SyncEndpoint(api: api, verifier: verifier, metrics: requestMetrics, serverName: instantServerName)
     return (router, listening, sync)
 }
 

@@ -3,6 +3,7 @@ import Hummingbird
 import InstantJSON
 import InstantTesting
 import JWTKit
+import Synchronization
 import Testing
 
 @testable import InstantServer
@@ -177,6 +178,9 @@ struct ClientAuthTests {
             let second = try await key.token(Self.claims(document: id, tokenID: "session-2"))
             let path = "/i/d/\(id)/snapshot"
             #expect(try await client.request(.get, path, headers: Self.bearer(first), apiToken: nil).status == .ok)
+            // Sync requests, which the connection answers ahead of the router, with a token it knows.
+            let pulls = SyncClient(client, documentID: id, token: first, clientID: "c")
+            #expect(try await pulls.sync().status == .ok)
 
             let revoked = try await client.json(.post, "/api/revoke", ["jwts": [.string(first)]])
             #expect(revoked.status == .ok)
@@ -184,6 +188,9 @@ struct ClientAuthTests {
             let refused = try await client.request(.get, path, headers: Self.bearer(first), apiToken: nil)
             #expect(refused.status == .forbidden)
             #expect(refused.reason?.contains("revoked") == true)
+            let refusedSync = try await pulls.sync()
+            #expect(refusedSync.status == .forbidden)
+            #expect(refusedSync.reason?.contains("revoked") == true)
             #expect(try await client.request(.get, path, headers: Self.bearer(second), apiToken: nil).status == .ok)
 
             #expect(try await client.json(.post, "/api/revoke", ["jtis": ["session-2"]]).status == .ok)
@@ -206,6 +213,41 @@ struct ClientAuthTests {
             )
             #expect(unauthenticated.status == .unauthorized)
         }
+    }
+
+    @Test func aTokenVerifiedBeforeIsCheckedAgainWithoutAWaitWhileItsRevocationIsKnown() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let now = Mutex(Date())
+        let storage = try InstantStorage.sqlite(directory: directory.url, clock: { now.withLock { $0 } })
+        let key = try await TestSigningKey(.es256)
+        let verifier = try await ClientTokenVerifier(configuration: key.jwtConfiguration, storage: storage)
+        func code(of token: String, at date: Date = Date()) -> ClientTokenError.Code? {
+            do throws(ClientTokenError) {
+                _ = try verifier.knownToken(token, now: date)
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+
+        let token = try await key.token(Self.claims(document: "d", tokenID: "session-1"))
+        #expect(try verifier.knownToken(token) == nil, "its signature was never checked")
+        let verified = try await verifier.verify(token)
+        #expect(try verifier.knownToken(token) == verified)
+        now.withLock { $0 += TokenRevocations.recheckInterval + 1 }
+        #expect(try verifier.knownToken(token) == nil, "whether it was revoked is to be read again")
+        #expect(try await verifier.verify(token) == verified)
+        #expect(try verifier.knownToken(token) == verified)
+        try await storage.revokeTokens(ids: ["session-1"])
+        #expect(code(of: token) == .revoked)
+
+        let withoutID = try await key.token(Self.claims(document: "d", expiresIn: 60))
+        _ = try await verifier.verify(withoutID)
+        now.withLock { $0 += 3600 }
+        #expect(try verifier.knownToken(withoutID) != nil, "no revocation to read for a token without an id")
+        #expect(code(of: withoutID, at: Date().addingTimeInterval(120)) == .expired)
+        #expect(try verifier.knownToken("not.a.token") == nil)
     }
 
     @Test func authorizationHeadersNameTheirTokenInEveryAcceptedForm() {

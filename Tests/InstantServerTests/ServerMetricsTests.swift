@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import InstantJSON
 import InstantTesting
 import Testing
@@ -99,6 +100,28 @@ struct ServerMetricsTests {
 
             #expect(try await client.json(.post, "/api/revoke", ["jtis": ["one", "two"]]).status == .ok)
             #expect(try await Samples.of(client)["instant_tokens_revoked_total"] == 2)
+        }
+    }
+
+    @Test func requestsAreCountedByMethodRouteAndStatusWithBoundedLabels() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try await ServerHarness(directory: directory.url).run { client in
+            for _ in 0..<3 { #expect(try await client.request(.get, "/healthcheck", apiToken: nil).status == .ok) }
+            for method in ["PROPFIND", "PURGE"] {
+                let reply = try await client.request(HTTPRequest.Method(method)!, "/healthcheck", apiToken: nil)
+                #expect(reply.status == .methodNotAllowed)
+            }
+            #expect(try await client.request(.get, "/no/such/path", apiToken: nil).status == .notFound)
+            let samples = try await Samples.of(client)
+            #expect(samples[#"instant_http_requests_total{method="GET",route="/healthcheck",status="200"}"#] == 3)
+            #expect(
+                samples[#"instant_http_requests_total{method="OTHER",route="NotFound",status="405"}"#] == 2,
+                "methods a client invents share one label")
+            #expect(!samples.text.contains("PROPFIND") && !samples.text.contains("PURGE"))
+            #expect(samples[#"instant_http_requests_total{method="GET",route="NotFound",status="404"}"#] == 1)
+            #expect(
+                samples[#"instant_http_request_duration_seconds_count{method="GET",route="/healthcheck"}"#] == 3)
         }
     }
 }

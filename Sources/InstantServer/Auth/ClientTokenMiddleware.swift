@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 
 /// Requires a client token (JWT) for the route's document and layer on the client routes
 /// (`/i/d/{documentID}[/l/{layerName}]/…`) and puts it in the request's context, where each
@@ -19,47 +20,77 @@ struct ClientTokenMiddleware: RouterMiddleware {
     {
         var context = context
         context.clientToken = try await Self.token(
-            of: request, documentID: try api.documentID(context), layer: try api.layerName(context), verifier: verifier)
+            of: request.head, documentID: try api.documentID(context), layer: try api.layerName(context),
+            verifier: verifier)
         return try await next(request, context)
     }
 
     /// The request's verified client token for a document and layer (the listening WebSocket's
     /// upgrade, which comes before the router, asks this too).
-    static func token(of request: Request, documentID: String, layer: String, verifier: ClientTokenVerifier?)
+    static func token(of head: HTTPRequest, documentID: String, layer: String, verifier: ClientTokenVerifier?)
         async throws(APIError) -> ClientToken
     {
         do {
-            guard let verifier else {
-                throw ClientTokenError(
-                    .invalidConfiguration,
-                    "The server has no JWT public key configured; start it with JWT_PUBLIC_KEY and JWT_ALGORITHM."
-                )
-            }
-            let presented =
-                request.headers[.authorization].flatMap(AuthorizationHeader.token(from:))
-                ?? request.uri.queryParameters["jwt"].map(String.init)
-            guard let presented, !presented.isEmpty else {
-                throw ClientTokenError(
-                    .missing,
-                    "This route needs a JWT: send 'Authorization: Token token=\"<jwt>\"' or ?jwt=<jwt>."
-                )
-            }
-            let token = try await verifier.verify(presented)
-            guard token.documentID == documentID else {
-                throw ClientTokenError(
-                    .wrongDocument,
-                    "The token is for document '\(token.documentID)', not '\(documentID)'."
-                )
-            }
-            guard token.layer == layer else {
-                throw ClientTokenError(.wrongLayer, "The token is for layer '\(token.layer)', not '\(layer)'.")
-            }
-            return token
+            let (verifier, presented) = try presentedToken(in: head, verifier: verifier)
+            return try scoped(await verifier.verify(presented), documentID: documentID, layer: layer)
         } catch let error as ClientTokenError {
             throw APIError(error)
         } catch {
             throw APIError(.internalServerError, "The client token could not be checked: \(error)")
         }
+    }
+
+    /// The client token of a request's head as ``token(of:documentID:layer:verifier:)``
+    /// decides it, when it can without a wait: no token, or one this node verified before and
+    /// whose revocation it knows (``ClientTokenVerifier/knownToken(_:now:)``); `nil` otherwise.
+    static func knownToken(of head: HTTPRequest, documentID: String, layer: String, verifier: ClientTokenVerifier?)
+        throws(APIError) -> ClientToken?
+    {
+        do throws(ClientTokenError) {
+            let (verifier, presented) = try presentedToken(in: head, verifier: verifier)
+            guard let token = try verifier.knownToken(presented) else { return nil }
+            return try scoped(token, documentID: documentID, layer: layer)
+        } catch {
+            throw APIError(error)
+        }
+    }
+
+    /// The token a request presents, in `Authorization` or `?jwt=`, and the verifier to check it.
+    private static func presentedToken(in head: HTTPRequest, verifier: ClientTokenVerifier?) throws(ClientTokenError)
+        -> (ClientTokenVerifier, String)
+    {
+        guard let verifier else {
+            throw ClientTokenError(
+                .invalidConfiguration,
+                "The server has no JWT public key configured; start it with JWT_PUBLIC_KEY and JWT_ALGORITHM."
+            )
+        }
+        let presented =
+            head.headerFields[.authorization].flatMap(AuthorizationHeader.token(from:))
+            ?? URI(head.path ?? "").queryParameters["jwt"].map(String.init)
+        guard let presented, !presented.isEmpty else {
+            throw ClientTokenError(
+                .missing,
+                "This route needs a JWT: send 'Authorization: Token token=\"<jwt>\"' or ?jwt=<jwt>."
+            )
+        }
+        return (verifier, presented)
+    }
+
+    /// The token, when it is for the document and layer.
+    private static func scoped(_ token: ClientToken, documentID: String, layer: String) throws(ClientTokenError)
+        -> ClientToken
+    {
+        guard token.documentID == documentID else {
+            throw ClientTokenError(
+                .wrongDocument,
+                "The token is for document '\(token.documentID)', not '\(documentID)'."
+            )
+        }
+        guard token.layer == layer else {
+            throw ClientTokenError(.wrongLayer, "The token is for layer '\(token.layer)', not '\(layer)'.")
+        }
+        return token
     }
 }
 

@@ -54,17 +54,37 @@ public struct ClientTokenVerifier: Sendable {
     /// - Throws: ``ClientTokenError`` saying which check failed.
     public func verify(_ token: String, now: Date = Date()) async throws -> ClientToken {
         if let known = verified[token] {
-            if known.expiresAt.addingTimeInterval(leeway) < now {
-                throw ClientTokenError(.expired, "The token expired at \(known.expiresAt).")
-            }
-            if let jti = known.tokenID, try await storage.isTokenRevoked(id: jti) {
-                throw ClientTokenError(.revoked, "The token '\(jti)' was revoked.")
-            }
+            try checkUnexpired(known.expiresAt, now: now)
+            if let jti = known.tokenID, try await storage.isTokenRevoked(id: jti) { throw Self.revoked(jti) }
             return known
         }
         let checked = try await verifySignatureAndClaims(token, now: now)
         verified[token] = checked
         return checked
+    }
+
+    /// The claims of a token this node verified before, checked again without a wait when whether
+    /// its id was revoked is known (``InstantStorage/knownRevocation(ofTokenID:)``); `nil` when
+    /// ``verify(_:now:)`` has to check it.
+    /// - Throws: ``ClientTokenError`` when the token expired or was revoked since.
+    func knownToken(_ token: String, now: Date = Date()) throws(ClientTokenError) -> ClientToken? {
+        guard let known = verified[token] else { return nil }
+        try checkUnexpired(known.expiresAt, now: now)
+        if let jti = known.tokenID {
+            guard let revoked = storage.knownRevocation(ofTokenID: jti) else { return nil }
+            if revoked { throw Self.revoked(jti) }
+        }
+        return known
+    }
+
+    private func checkUnexpired(_ expiration: Date, now: Date) throws(ClientTokenError) {
+        if expiration.addingTimeInterval(leeway) < now {
+            throw ClientTokenError(.expired, "The token expired at \(expiration).")
+        }
+    }
+
+    private static func revoked(_ id: String) -> ClientTokenError {
+        ClientTokenError(.revoked, "The token '\(id)' was revoked.")
     }
 
     private func verifySignatureAndClaims(_ token: String, now: Date) async throws -> ClientToken {
@@ -107,18 +127,14 @@ public struct ClientTokenVerifier: Sendable {
         guard let expiration = claims.exp else {
             throw ClientTokenError(.missingClaim, "The token has no 'exp' claim; every token must expire.")
         }
-        if expiration.value.addingTimeInterval(leeway) < now {
-            throw ClientTokenError(.expired, "The token expired at \(expiration.value).")
-        }
+        try checkUnexpired(expiration.value, now: now)
         if let notBefore = claims.nbf, notBefore.value > now.addingTimeInterval(leeway) {
             throw ClientTokenError(.notYetValid, "The token is not valid before \(notBefore.value) ('nbf').")
         }
         guard let documentID = claims.documentID, !documentID.isEmpty else {
             throw ClientTokenError(.missingClaim, "The token has no 'document_id' claim.")
         }
-        if let jti = claims.jti?.value, try await storage.isTokenRevoked(id: jti) {
-            throw ClientTokenError(.revoked, "The token '\(jti)' was revoked.")
-        }
+        if let jti = claims.jti?.value, try await storage.isTokenRevoked(id: jti) { throw Self.revoked(jti) }
         return ClientToken(
             documentID: documentID,
             layer: claims.layer ?? "",

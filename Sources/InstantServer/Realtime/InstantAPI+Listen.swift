@@ -134,7 +134,7 @@ extension InstantAPI {
             let since = try? sinceParameter(request),
             let receivesRecords = try? receivesRecordsParameter(request),
             let token = try? await ClientTokenMiddleware.token(
-                of: request, documentID: documentID, layer: layerName, verifier: verifier
+                of: request.head, documentID: documentID, layer: layerName, verifier: verifier
             ).requiring(anyOf: ["read-document"])
         else { return nil }
         let layer = LayerEvents.Layer(documentID: documentID, name: layerName)

@@ -286,6 +286,12 @@ extension InstantStorage {
         return revoked
     }
 
+    /// Whether a token id was revoked, when this node knows it without reading the database (as
+    /// ``isTokenRevoked(id:fromDatabase:)`` would take it); `nil` when it has to be read.
+    func knownRevocation(ofTokenID id: String) -> Bool? {
+        revocations.isRevoked(id, at: clock())
+    }
+
     /// Notes token ids revoked through another node (its notification), which this node's
     /// requests then refuse at once.
     public func noteRevoked(_ ids: [String]) {

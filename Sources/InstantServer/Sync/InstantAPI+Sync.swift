@@ -41,13 +41,36 @@ extension InstantAPI {
         ClientToken, APIError
     > {
         await Self.answering(logger) {
-            let documentID = try Self.pathIdentifier(request.route.documentID, what: "document id")
-            let layer = try Self.pathLayerName(request.route.layer)
+            let (documentID, layer) = try Self.names(of: request.route)
             return try await ClientTokenMiddleware.token(
-                of: Request(head: request.head, body: .init(buffer: ByteBuffer())), documentID: documentID,
-                layer: layer, verifier: verifier
+                of: request.head, documentID: documentID, layer: layer, verifier: verifier
             ).requiring(anyOf: ["read-document"])
         }
+    }
+
+    /// What ``authorizeSync(_:verifier:logger:)`` would decide, when it can be decided without a
+    /// wait (a path refused, no token, or a token this node verified before:
+    /// ``ClientTokenMiddleware/knownToken(of:documentID:layer:verifier:)``); `nil` otherwise. Most
+    /// pushes come with a token their client sent before, and are then checked on the event loop
+    /// with no task to wait for.
+    func authorizeSyncAtOnce(_ request: SyncHTTPRequest, verifier: ClientTokenVerifier?) -> Result<
+        ClientToken, APIError
+    >? {
+        do throws(APIError) {
+            let (documentID, layer) = try Self.names(of: request.route)
+            guard
+                let token = try ClientTokenMiddleware.knownToken(
+                    of: request.head, documentID: documentID, layer: layer, verifier: verifier)
+            else { return nil }
+            return .success(try token.requiring(anyOf: ["read-document"]))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The document id and layer name of a client route's path, checked.
+    private static func names(of route: ClientRoutePath) throws(APIError) -> (documentID: String, layer: String) {
+        (try pathIdentifier(route.documentID, what: "document id"), try pathLayerName(route.layer))
     }
 
     /// Applies a sync request that a connection answers ahead of the router, its token checked

@@ -4,14 +4,13 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTPTypes
-import Prometheus
 
 /// The sync route as connections answer it ahead of the router (``SyncRouteHandler``).
 public struct SyncEndpoint: Sendable {
     let api: InstantAPI
     let verifier: ClientTokenVerifier?
     /// Where answers are counted, as ``MetricsMiddleware`` counts the router's.
-    let metrics: PrometheusCollectorRegistry
+    let metrics: RequestMetrics
     /// The `Server` header of every answer.
     let serverName: String
 
@@ -54,8 +53,8 @@ public struct SyncEndpoint: Sendable {
         head.headerFields[.server] = serverName
         let path = request.head.path.map { String($0.prefix { $0 != "?" }) } ?? ""
         RequestLog.answered(request.head.method, path, status: head.status, since: request.started, logger: logger)
-        RequestMetrics.record(
-            in: metrics, request.head.method,
+        metrics.record(
+            request.head.method,
             route: request.route.layer.isEmpty ? "/i/d/{documentID}/sync" : "/i/d/{documentID}/l/{layerName}/sync",
             status: head.status, duration: ContinuousClock.now - request.started)
         return (head, body)
@@ -166,6 +165,10 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .route(let part):
             context.fireChannelRead(wrapInboundOut(part))
         case .authorize(let request):
+            if let outcome = endpoint.api.authorizeSyncAtOnce(request, verifier: endpoint.verifier) {
+                perform(machine.authorized(outcome), context: context)
+                return
+            }
             let (logger, _) = endpoint.logger(for: request, from: logger)
             run(context: context) { endpoint in
                 await endpoint.api.authorizeSync(request, verifier: endpoint.verifier, logger: logger)
