@@ -355,11 +355,7 @@ struct ConvergenceTests {
 
     @Test func concurrentWritersOverSeparateConnectionsLoseNothing() async throws {
         let fixture = try await SyncFixture()
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            let token = try await fixture.token(id)
+        try await fixture.onDocument { client, port, id, token in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<8 {
                     group.addTask {

@@ -55,13 +55,10 @@ struct HostileClientTests {
     /// exactly-once state.
     @Test func presenceShowsNoClientIdentifier() async throws {
         let fixture = try await SyncFixture()
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            let token = try await fixture.token(id)
+        try await fixture.onDocument { client, port, id, token in
             let socket = ListeningSocket(port: port, path: "/i/d/\(id)/listen?clientId=c-secret&jwt=\(token)")
-            #expect(try await socket.presence(becoming: ["alice:1"]) == ["alice:1"])
+            let presence = try await socket.presence(becoming: ["alice:1"])
+            #expect(presence == ["alice:1"])
             let seen = await socket.messages().map { $0.serializedString() }.joined()
             #expect(!seen.contains("c-secret"))
             #expect(!seen.contains("clientId"))
@@ -114,10 +111,7 @@ struct HostileClientTests {
     /// An `exp` far in the future (valid JSON, however large) never overflows a wait.
     @Test func aFarFutureExpiryNeverCrashesTheServer() async throws {
         let fixture = try await SyncFixture(longPollTimeout: .milliseconds(300))
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
+        try await fixture.onDocument { client, port, id, _ in
             for seconds in [1e19, 1.8e20, 1e300] {
                 let token = try await fixture.key.token(
                     ClientClaims(
@@ -140,11 +134,7 @@ struct HostileClientTests {
         configured.harness.clientLimits.listening = ListeningLimits(
             maximumListenersPerToken: 12, maximumListenersPerLayer: 14, presenceInterval: .milliseconds(500))
         let fixture = configured
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            let token = try await fixture.token(id)
+        try await fixture.onDocument { client, port, id, token in
             let watcher = ListeningSocket(port: port, path: "/i/d/\(id)/listen?jwt=\(token)")
             #expect(try await watcher.presence(becoming: ["alice:1"]) == ["alice:1"])
             let start = ContinuousClock.now
@@ -180,10 +170,7 @@ struct HostileClientTests {
     /// A refused WebSocket upgrade is answered like the long-poll: the status and the reason.
     @Test func aRefusedUpgradeSaysWhy() async throws {
         let fixture = try await SyncFixture()
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
+        try await fixture.onDocument { client, port, id, _ in
             let missing = try await rawUpgrade(port: port, path: "/i/d/\(id)/listen")
             #expect(missing?.status == 401, "\(String(describing: missing))")
             #expect(missing?.reason?.contains("JWT") == true)

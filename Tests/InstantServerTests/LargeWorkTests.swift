@@ -34,7 +34,7 @@ struct LargeWorkTests {
     /// one; a client that pulls it, a snapshot and an Instant JSON export get every record.
     @Test func largePushesPullsAndSnapshotsAreAnsweredInFull() async throws {
         let fixture = try await SyncFixture()
-        try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let text = String(repeating: "a long note ", count: 100)
             let changes = (0..<120).map { put("h\($0)", noteContent(text: text)) }
             #expect(try changes.reduce(0) { $0 + $1.serialized().count } > LargeWork.threshold)
@@ -79,7 +79,7 @@ struct LargeWorkTests {
     /// path that names other bytes is refused.
     @Test func aLargeAttachmentIsStoredUnderItsHash() async throws {
         let fixture = try await SyncFixture()
-        try await ListenRecordsTests.onDocument(fixture) { client, _, id, token in
+        try await fixture.onDocument { client, _, id, token in
             let png =
                 Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
                 + Data((0..<LargeWork.threshold).map { UInt8(truncatingIfNeeded: $0 &* 31) })

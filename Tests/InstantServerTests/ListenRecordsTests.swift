@@ -14,20 +14,6 @@ import FoundationNetworking
 /// revision before it, within their collaboration permissions and the size limit.
 @Suite("Listening for changes: records on the WebSocket", .timeLimit(.minutes(10)))
 struct ListenRecordsTests {
-    /// Runs `body` on a live server with a one-page document: the client, the server's port, the
-    /// document id and a token of alice for it.
-    static func onDocument(
-        _ fixture: SyncFixture,
-        _ body: @Sendable (ServerHarness.Client, _ port: Int, _ id: String, _ token: String) async throws -> Void
-    ) async throws {
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            try await body(client, port, id, try await fixture.token(id))
-        }
-    }
-
     /// A listening WebSocket on the document's default layer.
     static func socket(_ port: Int, _ id: String, since: Int64 = 0, records: Bool = true, token: String)
         -> ListeningSocket
@@ -48,7 +34,7 @@ struct ListenRecordsTests {
 
     @Test func aListenerAtTheBaseOfACommitGetsItsRecordsAsASyncAnswerHasThem() async throws {
         let fixture = try await SyncFixture()
-        try await Self.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let listening = Self.socket(port, id, token: token)
             let plain = Self.socket(port, id, records: false, token: token)
             try await Self.opened(listening)
@@ -77,7 +63,7 @@ struct ListenRecordsTests {
 
     @Test func recordsTheListenerMayNotViewArriveAsTombstones() async throws {
         let fixture = try await SyncFixture()
-        try await Self.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let reviewer = try await fixture.token(
                 id, user: "bob", collaboration: ["annotations:view:group=team", "annotations:edit:group=team"])
             let restricted = Self.socket(port, id, token: reviewer)
@@ -107,7 +93,7 @@ struct ListenRecordsTests {
 
     @Test func aListenerAtAnotherRevisionGetsTheRevisionAndThenRecords() async throws {
         let fixture = try await SyncFixture()
-        try await Self.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let alice = SyncClient(client, documentID: id, token: token, clientID: "a")
             try await alice.sync([put("n1", noteContent())])
             try await alice.sync([put("n2", noteContent())])
@@ -129,7 +115,7 @@ struct ListenRecordsTests {
     @Test func aCommitOverTheSizeLimitIsAnnouncedByItsRevision() async throws {
         var limited = try await SyncFixture()
         limited.harness.clientLimits.listening.maximumChangeMessageSize = 2_048
-        try await Self.onDocument(limited) { client, port, id, token in
+        try await limited.onDocument { client, port, id, token in
             let listening = Self.socket(port, id, token: token)
             try await Self.opened(listening)
 
@@ -148,7 +134,7 @@ struct ListenRecordsTests {
 
     @Test func theCommitsOfOneGroupTransactionGetOneMessageEachInOrder() async throws {
         let fixture = try await SyncFixture()
-        try await Self.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let listening = Self.socket(port, id, token: token)
             try await Self.opened(listening)
 

@@ -11,11 +11,7 @@ struct ListenTests {
     @Test func aLongPollAnswersAsSoonAsTheRevisionPassesSince() async throws {
         // A timeout longer than the test would take: only a wake-up can answer in time.
         let fixture = try await SyncFixture(longPollTimeout: .seconds(40))
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            let token = try await fixture.token(id)
+        try await fixture.onDocument { client, port, id, token in
             let alice = SyncClient(client, documentID: id, token: token, clientID: "a")
             try await alice.sync([put("n1", noteContent())])
 
@@ -36,11 +32,7 @@ struct ListenTests {
 
     @Test func aLongPollWithoutChangesAnswersTheCurrentRevisionAfterTheTimeout() async throws {
         let fixture = try await SyncFixture(longPollTimeout: .milliseconds(500))
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            let token = try await fixture.token(id)
+        try await fixture.onDocument { client, port, id, token in
             let reply = try await longPoll(port: port, path: "/i/d/\(id)/listen?since=0", token: token)
             #expect(reply.status == 200)
             #expect(reply.body?["revision"]?.integerValue == 0)
@@ -51,11 +43,7 @@ struct ListenTests {
 
     @Test func aWebSocketGetsCoalescedRevisionsAndPresence() async throws {
         let fixture = try await SyncFixture()
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            let token = try await fixture.token(id)
+        try await fixture.onDocument { client, port, id, token in
             let first = ListeningSocket(port: port, path: "/i/d/\(id)/listen?since=0&jwt=\(token)")
             #expect(try await first.message { $0["presence"] != nil } != nil)
             let bob = try await fixture.token(id, user: "bob")
@@ -79,10 +67,7 @@ struct ListenTests {
 
     @Test func revokedAndExpiredTokensAreCutOff() async throws {
         let fixture = try await SyncFixture()
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
+        try await fixture.onDocument { client, port, id, _ in
             let revocable = try await fixture.token(id, tokenID: "jti-1")
             let socket = ListeningSocket(port: port, path: "/i/d/\(id)/listen?jwt=\(revocable)")
             #expect(try await socket.message { $0["presence"] != nil } != nil)

@@ -39,7 +39,7 @@ struct ServerMetricsTests {
 
     @Test func listenersMessagesGroupsAndRevocationsAreCounted() async throws {
         let fixture = try await SyncFixture()
-        try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let empty = try await Samples.of(client)
             #expect(
                 empty[#"instant_listeners_open{transport="websocket"}"#] == 0, "every measure is there from the start")

@@ -26,7 +26,7 @@ struct SocketSyncTests {
 
     @Test func aPushOnTheSocketIsAnsweredThereAndAppliedOnceHoweverItIsRetried() async throws {
         let fixture = try await SyncFixture()
-        try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let socket = ListenRecordsTests.socket(port, id, token: token)
             try await ListenRecordsTests.opened(socket)
             let push = Self.syncBody(client: "a", base: 0, pushID: 1, [put("n1", noteContent(text: "on the socket"))])
@@ -56,7 +56,7 @@ struct SocketSyncTests {
 
     @Test func changeMessagesAfterAnAnswerContinueFromItsRevision() async throws {
         let fixture = try await SyncFixture()
-        try await ListenRecordsTests.onDocument(fixture) { client, port, id, token in
+        try await fixture.onDocument { client, port, id, token in
             let pusher = ListenRecordsTests.socket(port, id, token: token)
             let other = ListenRecordsTests.socket(port, id, token: token)
             try await ListenRecordsTests.opened(pusher)
@@ -91,7 +91,7 @@ struct SocketSyncTests {
     @Test func aBadMessageIsAnsweredWithAnErrorAndTheSocketStaysOpen() async throws {
         var fixture = try await SyncFixture()
         fixture.harness.clientLimits.maxChangesPerPush = 2
-        try await ListenRecordsTests.onDocument(fixture) { [fixture] _, port, id, token in
+        try await fixture.onDocument { [fixture] _, port, id, token in
             let socket = ListenRecordsTests.socket(port, id, token: token)
             try await ListenRecordsTests.opened(socket)
 
@@ -143,7 +143,7 @@ struct SocketSyncTests {
     @Test func aMessageOverTheSizeLimitClosesTheSocket() async throws {
         var fixture = try await SyncFixture()
         fixture.harness.clientLimits.maxSyncBodySize = 16 * 1024
-        try await ListenRecordsTests.onDocument(fixture) { _, port, id, token in
+        try await fixture.onDocument { _, port, id, token in
             let socket = ListenRecordsTests.socket(port, id, token: token)
             try await ListenRecordsTests.opened(socket)
             let text = String(repeating: "x", count: 40_000)

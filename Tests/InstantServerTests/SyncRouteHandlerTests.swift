@@ -178,11 +178,7 @@ struct SyncRouteHandlerTests {
     /// the connection stays open, and a request that asks to close it closes it after its answer.
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         let fixture = try await SyncFixture()
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
-            let token = try await fixture.token(id)
+        try await fixture.onDocument { client, port, id, token in
             let auth = ["Authorization": "Token token=\"\(token)\"", "Content-Type": "application/json"]
             func body(_ json: JSONValue) -> Data { json.encoded() }
             let push = body([
@@ -221,10 +217,7 @@ struct SyncRouteHandlerTests {
     /// left to the router, so both are compared), and are counted under the route's template.
     @Test func answersCarryTheRoutersHeadersAndMetrics() async throws {
         let fixture = try await SyncFixture()
-        defer { fixture.directory.remove() }
-        try await fixture.harness.run { client in
-            let port = try #require(client.client.port)
-            let id = try await client.upload(TestPDF.make(pageCount: 1))
+        try await fixture.onDocument { client, port, id, _ in
             let token = try await fixture.token(id, layer: "review")
             let pull = JSONValue.object(["clientId": "c", "baseRevision": 0]).encoded()
             let headers = ["Authorization": "Token token=\"\(token)\"", "X-Request-Id": "trace-7"]

@@ -46,6 +46,20 @@ struct SyncFixture {
             )
         )
     }
+
+    /// Runs `body` on a live server with a one-page document: the client, the server's port, the
+    /// document id and a token of alice for it (the defaults of ``token(_:layer:user:permissions:defaultGroup:creatorName:collaboration:expiresIn:tokenID:)``).
+    /// The fixture's directory is removed afterwards.
+    func onDocument(
+        _ body: @Sendable (ServerHarness.Client, _ port: Int, _ id: String, _ token: String) async throws -> Void
+    ) async throws {
+        defer { directory.remove() }
+        try await harness.run { client in
+            let port = try #require(client.client.port)
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            try await body(client, port, id, try await token(id))
+        }
+    }
 }
 
 /// One simulated client of the sync protocol: its id, next push id and base revision.
