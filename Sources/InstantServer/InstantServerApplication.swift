@@ -50,7 +50,7 @@ public func buildInstantApplication(
         services.append(NodeRelay(channel: channel, events: events, storage: storage, logger: logger))
     }
     services.append(pdfWork)
-    services.append(ListenerShutdown(events: events))
+    services.append(ClientWorkShutdown(events: events, syncRequests: routers.sync.underWay))
     var application = Application(
         router: routers.http,
         server: .guardedHTTP1(
@@ -198,6 +198,7 @@ public func buildInstantRouters(
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
 
     let clientVerifier = verifier
+    let syncRequests = SyncRequestsUnderWay()
     let listening = ListeningEndpoint(
         admit: { request, _ in await api.admitListener(request, verifier: clientVerifier) },
         events: events,
@@ -205,12 +206,15 @@ public func buildInstantRouters(
             try await storage.layerCreatingIfNeeded(documentID: layer.documentID, name: layer.name).revision
         },
         answer: { message, token, listener, logger in
-            await api.answerOnSocket(message, token: token, listener: listener, logger: logger)
+            await syncRequests.track {
+                await api.answerOnSocket(message, token: token, listener: listener, logger: logger)
+            }
         },
         maxMessageSize: configuration.clientLimits.maxSocketMessageSize,
         pingInterval: configuration.webSocketPingInterval
     )
-    let sync = SyncEndpoint(api: api, verifier: verifier, metrics: requestMetrics, serverName: instantServerName)
+    let sync = SyncEndpoint(
+        api: api, verifier: verifier, metrics: requestMetrics, serverName: instantServerName, underWay: syncRequests)
     return (router, listening, sync)
 }
 
@@ -232,15 +236,22 @@ public struct ListeningEndpoint: Sendable {
     let pingInterval: Duration
 }
 
-/// Keeps the process alive while the listening WebSockets close on shutdown. The server tells
-/// each to close (`1001`) and stops without waiting for them, since no task serves them; this
-/// service, the last of ours, is shut down after the server and returns once every listener has
-/// stopped (its client answered the close, or the handler's close timeout cut it), or after 3 s.
-struct ListenerShutdown: Service {
+/// Keeps the process alive on shutdown, once the server has stopped, for what its connections
+/// leave running; the last of our services, it is shut down after the server and before the
+/// storage's.
+///
+/// - The listening WebSockets close: the server tells each to close (`1001`) and stops without
+///   waiting for them, since no task serves them. Waited for until every listener has stopped (its
+///   client answered the close, or the handler's close timeout cut it), at most 3 s.
+/// - The sync requests no connection waits for (``SyncRequestsUnderWay``) reach their commit:
+///   waited for at most 10 s, more than a push within the limits takes.
+struct ClientWorkShutdown: Service {
     let events: LayerEvents
+    let syncRequests: SyncRequestsUnderWay
 
     func run() async throws {
         try? await gracefulShutdown()
         await events.untilNoListeners(waitingAtMost: .seconds(3))
+        await syncRequests.untilNone(waitingAtMost: .seconds(10))
     }
 }

@@ -197,7 +197,7 @@ public final class PostgresTestServer: Sendable {
         if !fsync { arguments += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] }
         for (name, value) in settings.sorted(by: { $0.key < $1.key }) { arguments += ["-c", "\(name)=\(value)"] }
         if !FileManager.default.fileExists(atPath: logFile.path) {
-            FileManager.default.createFile(atPath: logFile.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         }
         let logStart = log.utf8.count
         let output = try FileHandle(forWritingTo: logFile)

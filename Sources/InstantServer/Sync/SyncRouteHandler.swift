@@ -13,6 +13,8 @@ public struct SyncEndpoint: Sendable {
     let metrics: RequestMetrics
     /// The `Server` header of every answer.
     let serverName: String
+    /// Where the requests it applies are counted while they run.
+    let underWay: SyncRequestsUnderWay
 
     /// The sync request a head starts, if a connection answers it itself: `POST` to a sync path
     /// without an `Expect` header (the router answers such requests, as it answers the others).
@@ -202,8 +204,10 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let handler = NIOLoopBound(self, eventLoop: loop)
         let done = NIOLoopBound(then, eventLoop: loop)
         let endpoint = endpoint
+        endpoint.underWay.started()
         Task(executorPreference: executor) {
             let outcome = await work(endpoint)
+            endpoint.underWay.ended()
             loop.execute {
                 guard let context = handler.value.context else { return }
                 done.value(handler.value, outcome, context)
