@@ -206,10 +206,9 @@ public func buildInstantRouters(
             try await storage.layerCreatingIfNeeded(documentID: layer.documentID, name: layer.name).revision
         },
         answer: { message, token, listener, logger in
-            await syncRequests.track {
-                await api.answerOnSocket(message, token: token, listener: listener, logger: logger)
-            }
+            await api.answerOnSocket(message, token: token, listener: listener, logger: logger)
         },
+        underWay: syncRequests,
         maxMessageSize: configuration.clientLimits.maxSocketMessageSize,
         pingInterval: configuration.webSocketPingInterval
     )
@@ -230,6 +229,8 @@ public struct ListeningEndpoint: Sendable {
     /// The answer to a message a client sent (`nil`: a binary message), and the revision it brings
     /// the client to.
     let answer: @Sendable (ByteBuffer?, ClientToken, UUID, Logger) async -> (text: ByteBuffer, revision: Int64?)
+    /// Counts the requests being answered, for the server's shutdown to wait for.
+    let underWay: SyncRequestsUnderWay
     /// The largest message a client may send (``ClientLimits/maxSocketMessageSize``).
     let maxMessageSize: Int
     /// How often the server pings (a client that has not answered the last ping is cut off).
@@ -242,16 +243,20 @@ public struct ListeningEndpoint: Sendable {
 ///
 /// - The listening WebSockets close: the server tells each to close (`1001`) and stops without
 ///   waiting for them, since no task serves them. Waited for until every listener has stopped (its
-///   client answered the close, or the handler's close timeout cut it), at most 3 s.
-/// - The sync requests no connection waits for (``SyncRequestsUnderWay``) reach their commit:
-///   waited for at most 10 s, more than a push within the limits takes.
+///   client answered the close, or the handler's close timeout cut it), at most
+///   `listenersLimit` (3 s).
+/// - Then the sync requests no connection waits for (``SyncRequestsUnderWay``) reach their
+///   commit: waited for at most `syncRequestsLimit` (10 s), more than a push within the limits
+///   takes. At worst, the two waits add up.
 struct ClientWorkShutdown: Service {
     let events: LayerEvents
     let syncRequests: SyncRequestsUnderWay
+    var listenersLimit = Duration.seconds(3)
+    var syncRequestsLimit = Duration.seconds(10)
 
     func run() async throws {
         try? await gracefulShutdown()
-        await events.untilNoListeners(waitingAtMost: .seconds(3))
-        await syncRequests.untilNone(waitingAtMost: .seconds(10))
+        await events.untilNoListeners(waitingAtMost: listenersLimit)
+        await syncRequests.untilNone(waitingAtMost: syncRequestsLimit)
     }
 }

@@ -213,6 +213,54 @@ struct SyncRouteHandlerTests {
         }
     }
 
+    /// A token the server verified before is checked again without a wait: its refusals are those
+    /// of the first check. Refusals decided at once while requests wait behind the router's answer
+    /// still go out in order, and the requests after them are answered.
+    @Test func refusalsDecidedAtOnceMatchTheFirstCheckAndKeepTheOrder() async throws {
+        let fixture = try await SyncFixture()
+        try await fixture.onDocument { _, port, id, token in
+            let pull = JSONValue.object(["clientId": "c", "baseRevision": 0]).encoded()
+            func auth(_ token: String) -> [String: String] { ["Authorization": "Token token=\"\(token)\""] }
+            let refused = [
+                (token: try await fixture.token(id, layer: "review"), reason: "layer 'review'"),
+                (token: try await fixture.token("other"), reason: "document 'other'"),
+                (token: try await fixture.token(id, permissions: ["write"]), reason: "read-document"),
+            ]
+            // First sight of each token: verified in a task.
+            for (token, reason) in refused {
+                let answer = try #require(
+                    try await RawConnection.request(
+                        port: port, "POST", "/i/d/\(id)/sync", headers: auth(token), body: pull))
+                #expect(answer.status == 403)
+                #expect(answer.reason?.contains(reason) == true, "\(answer.reason ?? "")")
+            }
+            // Then behind a request for the router: each is taken once the router has answered,
+            // and refused at once.
+            var bytes = RawConnection.request("GET", "/healthcheck")
+            bytes += RawConnection.request("POST", "/i/d/\(id)/sync", body: pull)
+            for (token, _) in refused {
+                bytes += RawConnection.request("POST", "/i/d/\(id)/sync", headers: auth(token), body: pull)
+            }
+            bytes += RawConnection.request("GET", "/healthcheck")
+            bytes += RawConnection.request("POST", "/i/d/\(id)/sync", headers: auth(token), body: pull)
+            let connection = try await RawConnection.open(port: port, sending: bytes)
+            #expect(try #require(try await connection.answer()).status == 200)
+            let anonymous = try #require(try await connection.answer())
+            #expect(anonymous.status == 401)
+            for (_, reason) in refused {
+                let answer = try #require(try await connection.answer())
+                #expect(answer.status == 403)
+                #expect(answer.reason?.contains(reason) == true, "\(answer.reason ?? "")")
+            }
+            let health = try #require(try await connection.answer())
+            #expect(health.status == 200)
+            #expect(try JSONValue(parsing: health.body)["ok"] == true)
+            let pulled = try #require(try await connection.answer())
+            #expect(pulled.status == 200)
+            #expect(try JSONValue(parsing: pulled.body)["revision"] == 0)
+        }
+    }
+
     /// The answers carry what the router's answers carry (a request that expects `100 Continue` is
     /// left to the router, so both are compared), and are counted under the route's template.
     @Test func answersCarryTheRoutersHeadersAndMetrics() async throws {

@@ -376,9 +376,13 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
         let handler = NIOLoopBound(self, eventLoop: loop)
         let (answer, token, logger, metrics) = (endpoint.answer, session.token, logger, endpoint.events.metrics)
         let started = ContinuousClock.now
+        // Counted before the task is made: a shutdown from here on waits for the answer.
+        let underWay = endpoint.underWay
+        underWay.started()
         // On the connection's loop, as an HTTP request's handler.
         Task(executorPreference: executor) {
             let answered = await answer(message, token, listener, logger)
+            underWay.ended()
             loop.execute {
                 let handler = handler.value
                 handler.isAnswering = false

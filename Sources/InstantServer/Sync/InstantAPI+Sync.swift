@@ -52,7 +52,8 @@ extension InstantAPI {
     /// wait (a path refused, no token, or a token this node verified before:
     /// ``ClientTokenMiddleware/knownToken(of:documentID:layer:verifier:)``); `nil` otherwise. Most
     /// pushes come with a token their client sent before, and are then checked on the event loop
-    /// with no task to wait for.
+    /// with no task to wait for. The server's own failures (no key configured) are left to
+    /// ``authorizeSync(_:verifier:logger:)``, which logs them.
     func authorizeSyncAtOnce(_ request: SyncHTTPRequest, verifier: ClientTokenVerifier?) -> Result<
         ClientToken, APIError
     >? {
@@ -64,7 +65,7 @@ extension InstantAPI {
             else { return nil }
             return .success(try token.requiring(anyOf: ["read-document"]))
         } catch {
-            return .failure(error)
+            return error.status.code >= 500 ? nil : .failure(error)
         }
     }
 

@@ -33,13 +33,6 @@ final class SyncRequestsUnderWay: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Runs `work` as a request under way.
-    func track<Value: Sendable>(_ work: () async -> Value) async -> Value {
-        started()
-        defer { ended() }
-        return await work()
-    }
-
     /// How many requests run.
     var running: Int { state.withLock { $0.running } }
 
@@ -48,6 +41,7 @@ final class SyncRequestsUnderWay: Sendable {
 
     /// Returns once no request runs, or after `limit`.
     func untilNone(waitingAtMost limit: Duration) async {
+        guard running > 0 else { return }
         let waiter = UUID()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -94,6 +94,8 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// if passed on at once (the router's connection handling, which does not see these requests,
     /// would close the connection or stop reading): passed on, in order, once nothing is under way.
     private var heldEvents: [HeldEvent] = []
+    /// Whether ``resume(context:)`` runs (a request it passes on may finish within it).
+    private var isResuming = false
 
     private enum HeldEvent {
         /// The server's shutdown.
@@ -238,7 +240,14 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Goes on with the parts that waited, the held read and the held events, as far as nothing
     /// holds them any longer.
+    ///
+    /// A waiting request answered at once (refused) finishes inside the loop and asks to resume
+    /// again: the loop that runs goes on with what follows, so that the end of the read and the
+    /// held events are handed on once, after every part before them.
     private func resume(context: ChannelHandlerContext) {
+        guard !isResuming else { return }
+        isResuming = true
+        defer { isResuming = false }
         var routed = false
         while let part = machine.nextWaitingPart() {
             let action = machine.read(part, isSyncRoute: endpoint.route(of:))
