@@ -181,8 +181,9 @@ public func buildInstantRouters(
         layer.post("annotations/{annotationID}/comments", use: api.createComments)
     }
 
-    let client = router.group("i/d/{documentID}").add(middleware: ClientTokenMiddleware(api: api, verifier: verifier))
-    for layer in [client, client.group("l/{layerName}")] {
+    let client = router.group(RouterPath(ClientRoutePath.documentGroup))
+        .add(middleware: ClientTokenMiddleware(api: api, verifier: verifier))
+    for layer in [client, client.group(RouterPath(ClientRoutePath.layerGroup))] {
         layer.get("pdf", use: api.clientPDF)
         layer.get("document.pdf", use: api.clientExportedPDF)
         layer.get("snapshot", use: api.clientSnapshot)

@@ -53,9 +53,10 @@ public struct ClientTokenVerifier: Sendable {
     /// Verifies a token and returns its claims.
     /// - Throws: ``ClientTokenError`` saying which check failed.
     public func verify(_ token: String, now: Date = Date()) async throws -> ClientToken {
-        if let known = verified[token] {
-            try checkUnexpired(known.expiresAt, now: now)
-            if let jti = known.tokenID, try await storage.isTokenRevoked(id: jti) { throw Self.revoked(jti) }
+        if let known = try knownToken(token, now: now) { return known }
+        if let known = verified[token], let jti = known.tokenID {
+            // Verified before, its id's revocation not known: read.
+            if try await storage.isTokenRevoked(id: jti) { throw Self.revoked(jti) }
             return known
         }
         let checked = try await verifySignatureAndClaims(token, now: now)

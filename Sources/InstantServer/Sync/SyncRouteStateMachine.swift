@@ -30,6 +30,16 @@ struct ClientRoutePath: Sendable {
     var documentID: String
     var layer: String
 
+    /// The router's path of the client routes, and of those of a named layer under it.
+    static let documentGroup = "i/d/{documentID}"
+    static let layerGroup = "l/{layerName}"
+
+    /// The template the router gives the route `name` on this path (metrics label answers with it).
+    func template(of name: String) -> String {
+        layer.isEmpty
+            ? "/\(Self.documentGroup)/\(name)" : "/\(Self.documentGroup)/\(Self.layerGroup)/\(name)"
+    }
+
     /// The names of `path` (its query left out) if it is the client route `name`, `nil` otherwise.
     init?(_ path: some StringProtocol, route name: String) {
         let path = path.prefix { $0 != "?" }
