@@ -119,6 +119,14 @@ struct RoundTripTests {
         #expect(try JSONValue(parsing: value.serializedString(sortedKeys: false)) == value)
     }
 
+    /// Integers are written in full, whatever their size and sign, and read back the same.
+    @Test func integersAreWrittenInFull() throws {
+        for value in [0, 7, -1, 10, -10, 1_000_000, 9_007_199_254_740_993, Int64.max, Int64.min] as [Int64] {
+            #expect(JSONValue.integer(value).serializedString() == String(value))
+            #expect(try JSONValue(parsing: JSONValue.integer(value).serializedString()) == .integer(value))
+        }
+    }
+
     /// An object written with members replaced has the bytes of the merged object: replaced keys
     /// take their new value in key order, new keys join in order, and a `nil` leaves a key out.
     @Test func objectsWrittenWithReplacementsMatchTheMergedObject() async throws {

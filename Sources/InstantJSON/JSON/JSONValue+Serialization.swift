@@ -18,40 +18,23 @@ extension JSONValue {
     }
 
     /// The object `members` with the members of `replacements` put in (a `nil` value leaves its key
-    /// out; each key at most once in `replacements`), as compact JSON with its keys in order: the bytes of the merged object's
-    /// ``serialized(sortedKeys:)``, without the merged object being made (a copy of every member,
-    /// each key hashed again).
+    /// out; each key at most once in `replacements`), as compact JSON with its keys in order: the
+    /// bytes of the merged object's ``serialized(sortedKeys:)``, without the merged dictionary
+    /// being made (every key hashed again).
     public static func serializedObject(
         _ members: [String: JSONValue], replacing replacements: [(key: String, value: JSONValue?)]
     ) -> Data {
-        // Each member to write as a position: below `members.count` the object's member at that
-        // position, above it the replacement at the rest.
-        let indices = Array(members.indices)
-        func key(at position: Int) -> String {
-            position < indices.count ? members.keys[indices[position]] : replacements[position - indices.count].key
+        var merged: [(key: String, value: JSONValue)] = []
+        merged.reserveCapacity(members.count + replacements.count)
+        for member in members where !replacements.contains(where: { $0.key == member.key }) {
+            merged.append(member)
         }
-        var order: [Int] = []
-        order.reserveCapacity(indices.count + replacements.count)
-        for position in indices.indices where !replacements.contains(where: { $0.key == key(at: position) }) {
-            order.append(position)
+        for replacement in replacements {
+            if let value = replacement.value { merged.append((replacement.key, value)) }
         }
-        for (offset, replacement) in replacements.enumerated() where replacement.value != nil {
-            order.append(indices.count + offset)
-        }
-        order.sort { key(at: $0) < key(at: $1) }
         var output: [UInt8] = []
         output.reserveCapacity(256)
-        output.append(UInt8(ascii: "{"))
-        for (written, position) in order.enumerated() {
-            if written > 0 { output.append(UInt8(ascii: ",")) }
-            writeString(key(at: position), into: &output)
-            output.append(UInt8(ascii: ":"))
-            let value =
-                position < indices.count
-                ? members.values[indices[position]] : replacements[position - indices.count].value ?? .null
-            value.write(into: &output, sortedKeys: true)
-        }
-        output.append(UInt8(ascii: "}"))
+        writeObject(sorting: &merged, into: &output)
         return Data(output)
     }
 
@@ -59,7 +42,7 @@ extension JSONValue {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): output.append(contentsOf: String(value).utf8)
+        case .integer(let value): Self.writeInteger(value, into: &output)
         case .double(let value): Self.writeDouble(value, into: &output)
         case .string(let value): Self.writeString(value, into: &output)
         case .array(let elements):
@@ -69,28 +52,54 @@ extension JSONValue {
                 element.write(into: &output, sortedKeys: sortedKeys)
             }
             output.append(UInt8(ascii: "]"))
+        case .object(let members) where sortedKeys && members.count > 1:
+            // The members copied out (a key is most often a small string held inline, a value is
+            // retained, not copied) and sorted: faster than sorting the dictionary's positions.
+            var sorted = Array(members)
+            Self.writeObject(sorting: &sorted, into: &output)
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            func write(_ key: String, _ value: JSONValue, first: Bool) {
-                if !first { output.append(UInt8(ascii: ",")) }
-                Self.writeString(key, into: &output)
-                output.append(UInt8(ascii: ":"))
-                value.write(into: &output, sortedKeys: sortedKeys)
-            }
-            if sortedKeys {
-                // The positions of the members are sorted, not the members: no copy of each value.
-                let keys = members.keys
-                var order = Array(keys.indices)
-                order.sort { keys[$0] < keys[$1] }
-                for (position, index) in order.enumerated() {
-                    write(keys[index], members.values[index], first: position == 0)
-                }
-            } else {
-                for (position, member) in members.enumerated() {
-                    write(member.key, member.value, first: position == 0)
-                }
+            for (position, member) in members.enumerated() {
+                Self.writeMember(member.key, member.value, first: position == 0, sortedKeys: sortedKeys, into: &output)
             }
             output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Writes an object of `members` with its keys in order (sorting `members`).
+    private static func writeObject(
+        sorting members: inout [(key: String, value: JSONValue)], into output: inout [UInt8]
+    ) {
+        members.sort { $0.key < $1.key }
+        output.append(UInt8(ascii: "{"))
+        for (position, member) in members.enumerated() {
+            writeMember(member.key, member.value, first: position == 0, sortedKeys: true, into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    private static func writeMember(
+        _ key: String, _ value: JSONValue, first: Bool, sortedKeys: Bool, into output: inout [UInt8]
+    ) {
+        if !first { output.append(UInt8(ascii: ",")) }
+        writeString(key, into: &output)
+        output.append(UInt8(ascii: ":"))
+        value.write(into: &output, sortedKeys: sortedKeys)
+    }
+
+    /// Appends the decimal digits of `value` (with its sign), without making a string of them.
+    static func writeInteger(_ value: Int64, into output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        // 20 digits hold the largest magnitude, 2^63.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var first = digits.count
+            repeat {
+                first -= 1
+                digits[first] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[first...]))
         }
     }
 
