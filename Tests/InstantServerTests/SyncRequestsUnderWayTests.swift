@@ -1,6 +1,9 @@
 import Foundation
 import InstantTesting
 import Logging
+import NIOCore
+import NIOEmbedded
+import NIOWebSocket
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -39,6 +42,46 @@ struct SyncRequestsUnderWayTests {
         #expect(!underWay.isAwaited)
         underWay.ended()
         #expect(underWay.running == 0)
+    }
+
+    /// A sync request sent on a listening WebSocket counts from the moment the handler reads it
+    /// (before the task that answers it runs) until its answer is made.
+    @Test func aRequestOnAListeningWebSocketCountsFromItsReadToItsAnswer() async throws {
+        let underWay = SyncRequestsUnderWay()
+        let (registered, registration) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let endpoint = ListeningEndpoint(
+            admit: { _, _ in nil }, events: LayerEvents(),
+            storedRevision: { _ in
+                // Read once the listener is registered, when sync requests are answered.
+                registration.yield()
+                return 0
+            },
+            answer: { _, _, _, _ in
+                for await _ in released { break }
+                return (ByteBuffer(string: #"{"revision":0}"#), 0)
+            },
+            underWay: underWay, maxMessageSize: 1 << 16, pingInterval: .seconds(3600))
+        let session = ListeningSession(
+            token: NodeRelayTests.token("a"), layer: .init(documentID: "d", name: ""), since: 0,
+            receivesRecords: false)
+        let channel = NIOAsyncTestingChannel()
+        try await channel.pipeline.addHandler(
+            ListeningWebSocketHandler(session: session, endpoint: endpoint, logger: Logger(label: "test.socket")))
+        for await _ in registered { break }
+
+        let request = ByteBuffer(string: #"{"requestId":1,"clientId":"c","baseRevision":0}"#)
+        try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .text, data: request))
+        #expect(underWay.running == 1, "counted as it was read, before its task ran")
+        release.yield()
+        // The listener's presence may go out first.
+        var sent: [String] = []
+        while !sent.contains(#"{"revision":0}"#), sent.count < 5 {
+            sent.append(String(buffer: try await channel.waitForOutboundWrite(as: WebSocketFrame.self).unmaskedData))
+        }
+        #expect(sent.contains(#"{"revision":0}"#), "\(sent)")
+        #expect(underWay.running == 0, "no longer counted once answered")
+        try await channel.close()
     }
 
     @Test func theServersShutdownWaitsForThem() async throws {
