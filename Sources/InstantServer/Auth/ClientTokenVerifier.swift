@@ -56,6 +56,7 @@ public struct ClientTokenVerifier: Sendable {
         if let known = try knownToken(token, now: now) { return known }
         if let known = verified[token], let jti = known.tokenID {
             // Verified before, its id's revocation not known: read.
+            try checkUnexpired(known.expiresAt, now: now)
             if try await storage.isTokenRevoked(id: jti) { throw Self.revoked(jti) }
             return known
         }

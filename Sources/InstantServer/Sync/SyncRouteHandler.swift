@@ -94,8 +94,10 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// if passed on at once (the router's connection handling, which does not see these requests,
     /// would close the connection or stop reading): passed on, in order, once nothing is under way.
     private var heldEvents: [HeldEvent] = []
-    /// Whether ``resume(context:)`` runs (a request it passes on may finish within it).
+    /// Whether ``resume(context:)`` runs (a request it passes on may finish within it), and
+    /// whether it was asked to meanwhile.
     private var isResuming = false
+    private var resumesAgain = false
 
     private enum HeldEvent {
         /// The server's shutdown.
@@ -241,26 +243,33 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Goes on with the parts that waited, the held read and the held events, as far as nothing
     /// holds them any longer.
     ///
-    /// A waiting request answered at once (refused) finishes inside the loop and asks to resume
-    /// again: the loop that runs goes on with what follows, so that the end of the read and the
-    /// held events are handed on once, after every part before them.
+    /// A request that finishes within it (a waiting request refused at once, or one the router
+    /// answers as it is handed on) asks to resume again: the call that runs goes round once more
+    /// rather than running a second one inside it, so that the end of a read and the held events
+    /// are handed on once, after every part before them.
     private func resume(context: ChannelHandlerContext) {
-        guard !isResuming else { return }
+        guard !isResuming else {
+            resumesAgain = true
+            return
+        }
         isResuming = true
         defer { isResuming = false }
-        var routed = false
-        while let part = machine.nextWaitingPart() {
-            let action = machine.read(part, isSyncRoute: endpoint.route(of:))
-            if case .route = action { routed = true }
-            perform(action, context: context)
-        }
-        // The router's channel hands on what it was given at the end of a read.
-        if routed { context.fireChannelReadComplete() }
-        if heldRead, !machine.holdsReads {
-            heldRead = false
-            context.read()
-        }
-        passHeldEvents(context: context)
+        repeat {
+            resumesAgain = false
+            var routed = false
+            while let part = machine.nextWaitingPart() {
+                let action = machine.read(part, isSyncRoute: endpoint.route(of:))
+                if case .route = action { routed = true }
+                perform(action, context: context)
+            }
+            // The router's channel hands on what it was given at the end of a read.
+            if routed { context.fireChannelReadComplete() }
+            if heldRead, !machine.holdsReads {
+                heldRead = false
+                context.read()
+            }
+            passHeldEvents(context: context)
+        } while resumesAgain
     }
 
     private func passHeldEvents(context: ChannelHandlerContext) {
