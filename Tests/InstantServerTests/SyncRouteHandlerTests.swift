@@ -166,7 +166,8 @@ struct SyncRouteHandlerTests {
         #expect(names("/i/d/doc/l/a%20b/sync?jwt=x") == ["doc", "a%20b"])
         for path in [
             "/i/d/doc/sync/", "/i/d//sync", "/i/d/doc/l//sync", "/i/d/doc/listen", "/api/documents/doc/sync",
-            "/i/d/doc/x/y/sync",
+            "/i/d/doc/x/y/sync", "/i/d/doc/l/sync", "/i/d/doc/l/a/b/sync", "i/d/doc/sync", "/i/x/doc/sync",
+            "/x/d/doc/sync", "/i/d/doc/m/a/sync", "/i/d/doc/sync/sync", "/", "",
         ] {
             #expect(names(path) == nil, "\(path)")
         }

@@ -53,16 +53,18 @@ public struct ClientTokenVerifier: Sendable {
     /// Verifies a token and returns its claims.
     /// - Throws: ``ClientTokenError`` saying which check failed.
     public func verify(_ token: String, now: Date = Date()) async throws -> ClientToken {
-        if let known = try knownToken(token, now: now) { return known }
-        if let known = verified[token], let jti = known.tokenID {
+        switch try cached(token, now: now) {
+        case .usable(let known):
+            return known
+        case .revocationUnknown(let known, let jti):
             // Verified before, its id's revocation not known: read.
-            try checkUnexpired(known.expiresAt, now: now)
             if try await storage.isTokenRevoked(id: jti) { throw Self.revoked(jti) }
             return known
+        case .absent:
+            let checked = try await verifySignatureAndClaims(token, now: now)
+            verified[token] = checked
+            return checked
         }
-        let checked = try await verifySignatureAndClaims(token, now: now)
-        verified[token] = checked
-        return checked
     }
 
     /// The claims of a token this node verified before, checked again without a wait when whether
@@ -70,13 +72,30 @@ public struct ClientTokenVerifier: Sendable {
     /// ``verify(_:now:)`` has to check it.
     /// - Throws: ``ClientTokenError`` when the token expired or was revoked since.
     func knownToken(_ token: String, now: Date = Date()) throws(ClientTokenError) -> ClientToken? {
-        guard let known = verified[token] else { return nil }
+        if case .usable(let known) = try cached(token, now: now) { return known }
+        return nil
+    }
+
+    /// What this node knows of a token without a wait.
+    private enum CachedToken {
+        /// Verified before, unexpired, and its id (if it has one) known not to be revoked.
+        case usable(ClientToken)
+        /// Verified before and unexpired; whether its id was revoked has to be read.
+        case revocationUnknown(ClientToken, tokenID: String)
+        /// Not verified before: its signature and claims have to be checked.
+        case absent
+    }
+
+    /// Looks `token` up once among the verified tokens, and checks its expiry and known revocation.
+    private func cached(_ token: String, now: Date) throws(ClientTokenError) -> CachedToken {
+        guard let known = verified[token] else { return .absent }
         try checkUnexpired(known.expiresAt, now: now)
-        if let jti = known.tokenID {
-            guard let revoked = storage.knownRevocation(ofTokenID: jti) else { return nil }
-            if revoked { throw Self.revoked(jti) }
+        guard let jti = known.tokenID else { return .usable(known) }
+        guard let revoked = storage.knownRevocation(ofTokenID: jti) else {
+            return .revocationUnknown(known, tokenID: jti)
         }
-        return known
+        if revoked { throw Self.revoked(jti) }
+        return .usable(known)
     }
 
     private func checkUnexpired(_ expiration: Date, now: Date) throws(ClientTokenError) {

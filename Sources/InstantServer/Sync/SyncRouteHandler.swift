@@ -57,7 +57,7 @@ public struct SyncEndpoint: Sendable {
         RequestLog.answered(request.head.method, path, status: head.status, since: request.started, logger: logger)
         metrics.record(
             request.head.method,
-            route: request.route.template(of: "sync"),
+            route: request.route.syncTemplate,
             status: head.status, duration: ContinuousClock.now - request.started)
         return (head, body)
     }

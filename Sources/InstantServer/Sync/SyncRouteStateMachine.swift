@@ -33,27 +33,37 @@ struct ClientRoutePath: Sendable {
     /// The router's path of the client routes, and of those of a named layer under it.
     static let documentGroup = "i/d/{documentID}"
     static let layerGroup = "l/{layerName}"
+    /// The fixed names of the two groups' paths: `["i", "d"]` and `["l"]`.
+    private static let documentWords = documentGroup.split(separator: "/").dropLast()
+    private static let layerWords = layerGroup.split(separator: "/").dropLast()
 
-    /// The template the router gives the route `name` on this path (metrics label answers with it).
-    func template(of name: String) -> String {
-        layer.isEmpty
-            ? "/\(Self.documentGroup)/\(name)" : "/\(Self.documentGroup)/\(Self.layerGroup)/\(name)"
-    }
+    /// The templates the router gives the sync route without and with a layer (metrics label
+    /// answers with them; made once, as every sync answer is labelled).
+    private static let syncTemplates = (
+        document: "/\(documentGroup)/sync", layer: "/\(documentGroup)/\(layerGroup)/sync"
+    )
+    var syncTemplate: String { layer.isEmpty ? Self.syncTemplates.document : Self.syncTemplates.layer }
 
     /// The names of `path` (its query left out) if it is the client route `name`, `nil` otherwise.
     init?(_ path: some StringProtocol, route name: String) {
         let path = path.prefix { $0 != "?" }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        switch parts.count {
-        case 5 where parts[0] == "" && parts[1] == "i" && parts[2] == "d" && parts[4] == name:
-            (documentID, layer) = (String(parts[3]), "")
-        case 7 where parts[0] == "" && parts[1] == "i" && parts[2] == "d" && parts[4] == "l" && parts[6] == name:
-            (documentID, layer) = (String(parts[3]), String(parts[5]))
-        default:
-            return nil
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false)[...]
+        guard parts.popFirst() == "", parts.popLast().map({ $0 == name }) == true,
+            parts.starts(with: Self.documentWords, by: ==)
+        else { return nil }
+        parts.removeFirst(Self.documentWords.count)
+        guard let documentID = parts.popFirst(), !documentID.isEmpty else { return nil }
+        self.documentID = String(documentID)
+        if parts.isEmpty {
+            layer = ""
+            return
         }
         // An empty name is the router's to answer (it matches no route).
-        guard !documentID.isEmpty, parts.count == 5 || !layer.isEmpty else { return nil }
+        guard parts.starts(with: Self.layerWords, by: ==), parts.count == Self.layerWords.count + 1,
+            let layer = parts.last,
+            !layer.isEmpty
+        else { return nil }
+        self.layer = String(layer)
     }
 }
 
