@@ -307,4 +307,17 @@ struct SyncRouteHandlerTests {
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(1_795_881_600) == "Sat, 28 Nov 2026 16:00:00 GMT")
     }
+
+    /// Headers read on the sync path give what the router's subscript gives, repeated fields
+    /// included (a repeated `Authorization` or `Content-Length` must not pass as its first value).
+    @Test func headerValuesMatchTheSubscript() {
+        var fields: HTTPFields = [.authorization: "Token token=\"a\"", .contentLength: "5", .connection: "keep-alive"]
+        fields.append(HTTPField(name: .authorization, value: "Token token=\"b\""))
+        fields.append(HTTPField(name: .connection, value: "close"))
+        for name in [HTTPField.Name.authorization, .contentLength, .connection, .expect] {
+            #expect(fields.value(of: name) == fields[name], "\(name)")
+        }
+        #expect(fields.value(of: .authorization) == "Token token=\"a\", Token token=\"b\"")
+        #expect(fields.value(of: .expect) == nil)
+    }
 }

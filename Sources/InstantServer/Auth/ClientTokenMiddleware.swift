@@ -66,7 +66,7 @@ struct ClientTokenMiddleware: RouterMiddleware {
             )
         }
         let presented =
-            head.headerFields[.authorization].flatMap(AuthorizationHeader.token(from:))
+            head.headerFields.value(of: .authorization).flatMap(AuthorizationHeader.token(from:))
             ?? URI(head.path ?? "").queryParameters["jwt"].map(String.init)
         guard let presented, !presented.isEmpty else {
             throw ClientTokenError(

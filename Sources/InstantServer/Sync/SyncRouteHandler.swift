@@ -19,7 +19,9 @@ public struct SyncEndpoint: Sendable {
     /// The sync request a head starts, if a connection answers it itself: `POST` to a sync path
     /// without an `Expect` header (the router answers such requests, as it answers the others).
     func route(of head: HTTPRequest) -> ClientRoutePath? {
-        guard head.method == .post, head.headerFields[.expect] == nil, let path = head.path else { return nil }
+        guard head.method == .post, head.headerFields.value(of: .expect) == nil, let path = head.path else {
+            return nil
+        }
         return ClientRoutePath(path, route: "sync")
     }
 
