@@ -14,7 +14,7 @@ import Testing
 /// What happens on a connection while ``SyncRouteHandler`` holds sync requests back, seen from its
 /// two sides on an `NIOAsyncTestingChannel`: the answers written to the client, and what is handed
 /// on to the router (played by ``RouterStandIn``).
-@Suite("Sync requests ahead of the router: held events")
+@Suite("Sync requests ahead of the router: held events", .timeLimit(.minutes(2)))
 struct SyncRouteHandlerEventTests {
     /// What the two sides of the handler saw, in the order they saw it.
     final class Trace: Sendable {

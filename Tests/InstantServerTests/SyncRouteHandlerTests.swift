@@ -164,10 +164,15 @@ struct SyncRouteHandlerTests {
         }
         #expect(names("/i/d/doc/sync") == ["doc", ""])
         #expect(names("/i/d/doc/l/a%20b/sync?jwt=x") == ["doc", "a%20b"])
+        #expect(names("/i/d/doc/sync?a/b") == ["doc", ""])
+        #expect(
+            ClientRoutePath("/i/d/doc/l/a/listen", route: "listen").map { [$0.documentID, $0.layer] } == ["doc", "a"])
+        #expect(ClientRoutePath("/i/d/doc/l/a/sync", route: "listen") == nil)
         for path in [
             "/i/d/doc/sync/", "/i/d//sync", "/i/d/doc/l//sync", "/i/d/doc/listen", "/api/documents/doc/sync",
             "/i/d/doc/x/y/sync", "/i/d/doc/l/sync", "/i/d/doc/l/a/b/sync", "i/d/doc/sync", "/i/x/doc/sync",
-            "/x/d/doc/sync", "/i/d/doc/m/a/sync", "/i/d/doc/sync/sync", "/", "",
+            "/x/d/doc/sync", "/i/d/doc/m/a/sync", "/i/d/doc/sync/sync", "/", "", "/i/d/doc/l/a/b/c/sync",
+            "/i/d/doc/sync#x",
         ] {
             #expect(names(path) == nil, "\(path)")
         }

@@ -29,7 +29,7 @@ enum RequestLog {
 
     /// The caller's `X-Request-Id`, if it is a sensible one (1 to 128 printable ASCII characters).
     static func usableID(_ headers: HTTPFields) -> String? {
-        headers[headerName].flatMap { id in
+        headers.value(of: headerName).flatMap { id in
             let usable = (1...128).contains(id.count) && id.allSatisfy { $0.isASCII && !$0.isWhitespace && $0 != "\"" }
             return usable ? id : nil
         }

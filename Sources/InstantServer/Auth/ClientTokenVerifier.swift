@@ -82,7 +82,8 @@ public struct ClientTokenVerifier: Sendable {
         case usable(ClientToken)
         /// Verified before and unexpired; whether its id was revoked has to be read.
         case revocationUnknown(ClientToken, tokenID: String)
-        /// Not verified before: its signature and claims have to be checked.
+        /// Not among the verified tokens (never verified, or forgotten since): its signature and
+        /// claims have to be checked.
         case absent
     }
 
