@@ -20,6 +20,16 @@ struct SyncHTTPRequest: Sendable {
     /// body is then dropped as it arrives.
     var refusal: APIError?
 
+    /// The body's length as its head declares it (`Content-Length`), if it does: read once, for
+    /// the size check before the body and the buffer's room.
+    let declaredLength: Int?
+
+    init(head: HTTPRequest, route: ClientRoutePath) {
+        self.head = head
+        self.route = route
+        declaredLength = head.headerFields.value(of: .contentLength).flatMap(Int.init)
+    }
+
     /// Whether the client asked to close the connection after the answer.
     var closesConnection: Bool { head.headerFields.value(of: .connection)?.lowercased() == "close" }
 }
@@ -172,7 +182,7 @@ struct SyncRouteStateMachine {
                 return .route(part)
             }
             var request = SyncHTTPRequest(head: head, route: route)
-            if let declared = head.headerFields.value(of: .contentLength).flatMap(Int.init), declared > maxBodySize {
+            if let declared = request.declaredLength, declared > maxBodySize {
                 request.refusal = tooLarge("\(declared)")
                 return refuseEarly(request)
             }
@@ -218,7 +228,7 @@ struct SyncRouteStateMachine {
         switch outcome {
         case .success(let token):
             request.token = token
-            if let declared = request.head.headerFields.value(of: .contentLength).flatMap(Int.init) {
+            if let declared = request.declaredLength {
                 request.body.reserveCapacity(declared)
             }
             state = .collecting(request)
