@@ -153,6 +153,12 @@ struct SyncRouteHandlerTests {
             Self.read([head, .end(nil), Self.push], into: &machine) == [
                 "route head /healthcheck", "route end", "route head /i/d/doc/sync",
             ])
+        var listed = Self.machine(100)
+        var options = HTTPFields()
+        options[.connection] = "keep-alive, Close"
+        let listing = HTTPRequestPart.head(
+            HTTPRequest(method: .get, scheme: "http", authority: "h", path: "/healthcheck", headerFields: options))
+        #expect(Self.read([listing, .end(nil), Self.push], into: &listed).last == "route head /i/d/doc/sync")
         var quiesced = Self.machine(100)
         quiesced.routeEverything()
         #expect(Self.read([Self.push], into: &quiesced) == ["route head /i/d/doc/sync"])
@@ -324,5 +330,23 @@ struct SyncRouteHandlerTests {
         }
         #expect(fields.value(of: .authorization) == "Token token=\"a\", Token token=\"b\"")
         #expect(fields.value(of: .expect) == nil)
+    }
+
+    /// `Connection` holds a list of options: a client asks to close with `close` anywhere in it,
+    /// in any case, in any of its fields.
+    @Test func closeIsFoundInTheConnectionOptions() {
+        func closes(_ values: [String]) -> Bool {
+            var fields = HTTPFields()
+            for value in values { fields.append(HTTPField(name: .connection, value: value)) }
+            return fields.asksToCloseConnection
+        }
+        for values in [
+            ["close"], ["Close"], ["keep-alive, close"], ["TE,CLOSE"], [" close\t"], ["keep-alive", "close"],
+        ] {
+            #expect(closes(values), "\(values)")
+        }
+        for values in [[], ["keep-alive"], ["closed"], ["cl ose"], [""], [","], ["upgrade, keep-alive"], ["xclose"]] {
+            #expect(!closes(values), "\(values)")
+        }
     }
 }

@@ -16,3 +16,23 @@ extension HTTPFields {
         return value
     }
 }
+
+extension HTTPFields {
+    /// Whether the client asks to close the connection after the answer: one of the options its
+    /// `Connection` fields list is `close`. The options are comma-separated tokens, with optional
+    /// spaces around them, compared without regard to case (RFC 9110, section 7.6.1), so
+    /// `Connection: keep-alive, Close` asks to close as `Connection: close` does. (Hummingbird's
+    /// router closes only after a field that is exactly `close`; the sync route follows the RFC.)
+    var asksToCloseConnection: Bool {
+        let close = Array("close".utf8)
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        for field in self where field.name == .connection {
+            for option in field.value.utf8.split(separator: UInt8(ascii: ",")) {
+                let token = option.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+                // Letters only in `close`: setting the 0x20 bit lowers their capitals and nothing else.
+                if token.count == close.count, zip(token, close).allSatisfy({ $0 | 0x20 == $1 }) { return true }
+            }
+        }
+        return false
+    }
+}

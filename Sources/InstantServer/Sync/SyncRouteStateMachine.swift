@@ -31,7 +31,7 @@ struct SyncHTTPRequest: Sendable {
     }
 
     /// Whether the client asked to close the connection after the answer.
-    var closesConnection: Bool { head.headerFields.value(of: .connection)?.lowercased() == "close" }
+    var closesConnection: Bool { head.headerFields.asksToCloseConnection }
 }
 
 /// The path of a client route, `/i/d/{documentID}[/l/{layerName}]/{name}`, with the document id
@@ -177,7 +177,7 @@ struct SyncRouteStateMachine {
             guard case .head(let head) = part, !routesEverything, let route = isSyncRoute(head) else {
                 if case .head(let head) = part {
                     routerAnswersDue += 1
-                    if head.headerFields.value(of: .connection)?.lowercased() == "close" { routesEverything = true }
+                    if head.headerFields.asksToCloseConnection { routesEverything = true }
                 }
                 return .route(part)
             }
