@@ -81,25 +81,28 @@ struct ServeProcessTests {
         #expect(second.process.terminationStatus == 0)
     }
 
-    /// SIGTERM closes listening WebSockets, so that clients reconnect (to another node), and the
-    /// process ends without waiting for them to leave.
     /// The PostgreSQL connection options are refused, with what to do, where they cannot apply
-    /// (SQLite) or cannot work (an empty pool), before anything starts.
+    /// (SQLite) or cannot work (an empty pool, no time to connect): the server does not start.
     @Test func databaseConnectionOptionsAreChecked() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let common = ["serve", "--port", "0", "--data-dir", directory.url.path]
-        let (sqliteStatus, sqliteOutput) = try await Self.run(common + ["--database-pool-size", "4"])
+        let sqlite = ["--database", "sqlite://\(directory.url.appendingPathComponent("instant.sqlite").path)"]
+        let (sqliteStatus, sqliteOutput) = try await Self.run(common + sqlite + ["--database-pool-size", "4"])
         #expect(sqliteStatus != 0)
         #expect(sqliteOutput.contains("apply to PostgreSQL"), "\(sqliteOutput)")
         let postgres = ["--database", "postgres://instant@127.0.0.1:1/instant"]
-        for (option, value) in [("--database-pool-size", "0"), ("--database-connect-timeout", "0")] {
+        for (option, value, says) in [
+            ("--database-pool-size", "0", "at least 1"), ("--database-connect-timeout", "0", "0.1"),
+        ] {
             let (status, output) = try await Self.run(common + postgres + [option, value])
             #expect(status != 0, "\(option) \(value)")
-            #expect(output.contains(option), "\(output)")
+            #expect(output.contains(option) && output.contains(says), "\(output)")
         }
     }
 
+    /// SIGTERM closes listening WebSockets, so that clients reconnect (to another node), and the
+    /// process ends without waiting for them to leave.
     @Test func sigtermClosesListenersAndEnds() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -24,15 +24,22 @@ extension HTTPFields {
     /// `Connection: keep-alive, Close` asks to close as `Connection: close` does. (Hummingbird's
     /// router closes only after a field that is exactly `close`; the sync route follows the RFC.)
     var asksToCloseConnection: Bool {
-        let close = Array("close".utf8)
         let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         for field in self where field.name == .connection {
-            for option in field.value.utf8.split(separator: UInt8(ascii: ",")) {
-                let token = option.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+            // Option by option, as slices of the value (no array of them is made).
+            var rest = field.value.utf8[...]
+            while !rest.isEmpty {
+                let end = rest.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+                let token = rest[..<end].drop(while: isSpace).reversed().drop(while: isSpace).reversed()
                 // Letters only in `close`: setting the 0x20 bit lowers their capitals and nothing else.
-                if token.count == close.count, zip(token, close).allSatisfy({ $0 | 0x20 == $1 }) { return true }
+                if token.count == Self.close.count, zip(token, Self.close).allSatisfy({ $0 | 0x20 == $1 }) {
+                    return true
+                }
+                rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
             }
         }
         return false
     }
+
+    private static let close = Array("close".utf8)
 }
