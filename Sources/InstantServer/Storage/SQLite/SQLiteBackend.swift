@@ -66,7 +66,9 @@ public final class SQLiteBackend: StorageBackend {
         logger.notice("Migrating the SQLite schema; on a large database this takes a while", metadata: migrations)
         let clock = ContinuousClock()
         let start = clock.now
-        let timer = DispatchSource.makeTimerSource(queue: .global())
+        // A queue of its own, which gets a thread even while the shared pool's are all busy (a
+        // process that starts other work beside the upgrade; the tests).
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "instant.sqlite.upgrade-heartbeat"))
         let interval = DispatchTimeInterval.nanoseconds(Int(heartbeat / .nanoseconds(1)))
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler {
