@@ -61,15 +61,22 @@ let quietLogger = {
 }()
 
 /// Runs `body` with a migrated backend on a new, empty database of `server` (the process's shared
-/// test server by default), its pool (of 4 connections, then as `configure` says) running for the
-/// time of `body`.
+/// test server by default), or on the `database` at that URL, its pool (of 4 connections, then as
+/// `configure` says) running for the time of `body`.
 func withPostgresBackend<T: Sendable>(
     on server: PostgresTestServer? = nil,
+    database: String? = nil,
     configure: (inout PostgresBackend.Configuration) -> Void = { _ in },
     _ body: (PostgresBackend) async throws -> T
 ) async throws -> T {
-    let server = if let server { server } else { try await PostgresTestServer.shared() }
-    var configuration = try PostgresBackend.Configuration(url: try await server.makeDatabase())
+    let url: String
+    if let database {
+        url = database
+    } else {
+        let server = if let server { server } else { try await PostgresTestServer.shared() }
+        url = try await server.makeDatabase()
+    }
+    var configuration = try PostgresBackend.Configuration(url: url)
     configuration.maximumConnections = 4
     configure(&configuration)
     let backend = try PostgresBackend(configuration: configuration, logger: quietLogger)

@@ -389,13 +389,9 @@ struct ScaleOutTests {
                 return await group.reduce(into: []) { $0.append($1) }
             }
             #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses.filter { $0 != 200 })")
-            var database = try PostgresBackend.Configuration(url: cluster.database)
-            database.maximumConnections = 1
-            let counter = try PostgresBackend(configuration: database, logger: quietLogger)
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await counter.run() }
-                defer { group.cancelAll() }
-                return try await counter.withConnection { connection in
+            return try await withPostgresBackend(database: cluster.database, configure: { $0.maximumConnections = 1 }) {
+                counter in
+                try await counter.withConnection { connection in
                     try await connection.value(
                         """
                         SELECT count(*) FROM pg_stat_activity

@@ -15,9 +15,7 @@ extension HTTPFields {
         }
         return value
     }
-}
 
-extension HTTPFields {
     /// Whether the client asks to close the connection after the answer: one of the options its
     /// `Connection` fields list is `close`. The options are comma-separated tokens, with optional
     /// spaces around them, compared without regard to case (RFC 9110, section 7.6.1), so
