@@ -177,8 +177,10 @@ extension InstantAPI {
             return (SocketSyncRequest.failure(error, to: request.requestID), nil)
         }
         do {
-            let answer = try await sync(request.sync, size: text.readableBytes, token: token, logger: logger)
-            return (SocketSyncRequest.answer(answer, to: request.requestID), answer.revision)
+            let answer = try await sync(
+                request.sync, size: text.readableBytes, token: token, enclosedIn: request.answerEnvelope, logger: logger
+            )
+            return (answer.body, answer.revision)
         } catch {
             let apiError = APIError(answering: error)
             if apiError.status.code >= 500 {

@@ -827,9 +827,14 @@ struct ChangedRecords: Sendable {
     init(after: Int64, committedBefore committed: [StoredRecord], writtenSince written: [StoredRecord]) {
         // Each record once: the committed ones (read in order, one each) the transaction did not
         // write again, then its writes, which all came after them: only those need sorting.
-        let rewritten = Set(written.map(\.id))
+        // Positions are sorted rather than records: a record is a dozen fields to move at every swap.
+        let rewritten = committed.isEmpty ? [] : Set(written.map(\.id))
         var records = committed.filter { $0.revision > after && !rewritten.contains($0.id) }
-        records += written.filter { $0.revision > after }.sorted { ($0.revision, $0.id) < ($1.revision, $1.id) }
+        let order = written.indices.filter { written[$0].revision > after }.sorted {
+            (written[$0].revision, written[$0].id) < (written[$1].revision, written[$1].id)
+        }
+        records.reserveCapacity(records.count + order.count)
+        for position in order { records.append(written[position]) }
         self.after = after
         shared = SharedRecords(records)
     }

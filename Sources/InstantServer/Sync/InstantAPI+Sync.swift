@@ -106,18 +106,26 @@ extension InstantAPI {
     struct EncodedSyncAnswer: Sendable {
         /// The layer's revision the answer brings the client to.
         var revision: Int64
-        /// `{"revision", "reset", "pushId", "rejected", "records"}`.
+        /// `{"revision", "reset", "pushId", "rejected", "records"}`, in its envelope if it has one.
         var body: ByteBuffer
+    }
+
+    /// The text around an answer that goes out inside a message (a WebSocket's answer to a sync
+    /// request): the answer is written between the two.
+    struct AnswerEnvelope: Sendable {
+        var opening: ByteBuffer
+        var closing: StaticString
     }
 
     /// Applies a client's push exactly once and encodes the answer: the one write path of a sync,
     /// whether the request came over HTTP or on a listening WebSocket. The token's document and layer
     /// are the ones synced. The changes of a request of `size` bytes of JSON, and the records of the
     /// answer, are checked and written away from the event loop when they are large
-    /// (``LargeWork``).
-    func sync(_ syncRequest: SyncRequest, size: Int, token: ClientToken, logger: Logger) async throws
-        -> EncodedSyncAnswer
-    {
+    /// (``LargeWork``). The answer is written inside `envelope` when there is one.
+    func sync(
+        _ syncRequest: SyncRequest, size: Int, token: ClientToken, enclosedIn envelope: AnswerEnvelope? = nil,
+        logger: Logger
+    ) async throws -> EncodedSyncAnswer {
         let (documentID, layer, limits) = (token.documentID, token.layer, configuration.clientLimits)
         let referencedAttachments = syncRequest.changes.compactMap { change -> String? in
             guard case .put(let content, _) = change.operation else { return nil }
@@ -198,16 +206,17 @@ extension InstantAPI {
             )
         }
         let body = try await LargeWork.run(bytes: answer.contentBytes(writtenFor: token)) {
-            Self.encode(answer, rejections: rejections, visibleTo: token)
+            Self.encode(answer, rejections: rejections, visibleTo: token, enclosedIn: envelope)
         }
         return EncodedSyncAnswer(revision: answer.revision, body: body)
     }
 
     /// The JSON of a sync answer. Written by hand so that stored contents go out as they are,
     /// without being parsed and serialized again: answers can carry thousands of records.
-    private static func encode(_ answer: SyncAnswer, rejections: [SyncRejection], visibleTo token: ClientToken)
-        -> ByteBuffer
-    {
+    private static func encode(
+        _ answer: SyncAnswer, rejections: [SyncRejection], visibleTo token: ClientToken,
+        enclosedIn envelope: AnswerEnvelope?
+    ) -> ByteBuffer {
         let rejected = JSONValue.array(
             rejections.map { rejection in
                 [
@@ -218,7 +227,7 @@ extension InstantAPI {
                 ]
             }
         )
-        var body = ByteBuffer()
+        var body = envelope?.opening ?? ByteBuffer()
         body.writeString(#"{"revision":\#(answer.revision),"reset":\#(answer.reset),"pushId":"#)
         body.writeString(answer.lastPushID.map(String.init) ?? "null")
         body.writeString(#","rejected":"#)
@@ -226,6 +235,7 @@ extension InstantAPI {
         body.writeString(#","records":"#)
         answer.writeRecords(visibleTo: token, into: &body)
         body.writeString("}")
+        if let envelope { body.writeStaticString(envelope.closing) }
         return body
     }
 

@@ -56,15 +56,15 @@ struct SocketSyncRequest: Sendable {
         var error: APIError
     }
 
-    /// `{"requestId": ..., "answer": {...}}`
-    static func answer(_ answer: InstantAPI.EncodedSyncAnswer, to requestID: JSONValue) -> ByteBuffer {
-        var message = ByteBuffer()
-        message.writeString(#"{"requestId":"#)
-        message.writeBytes(requestID.serialized())
-        message.writeString(#","answer":"#)
-        message.writeImmutableBuffer(answer.body)
-        message.writeString("}")
-        return message
+    /// What encloses the answer to the request, `{"requestId": ..., "answer": {...}}`: the answer is
+    /// written into it (``InstantAPI/sync(_:size:token:enclosedIn:logger:)``), not copied there
+    /// afterwards, for it can carry megabytes of records.
+    var answerEnvelope: InstantAPI.AnswerEnvelope {
+        var opening = ByteBuffer()
+        opening.writeString(#"{"requestId":"#)
+        opening.writeBytes(requestID.serialized())
+        opening.writeString(#","answer":"#)
+        return InstantAPI.AnswerEnvelope(opening: opening, closing: "}")
     }
 
     /// `{"requestId": ..., "error": {"status": 400, "reason": "..."}}`

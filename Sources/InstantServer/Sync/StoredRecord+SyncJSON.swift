@@ -50,19 +50,20 @@ extension StoredRecord {
     /// metadata plus the stored Instant JSON content, copied as stored (the server wrote it, so it
     /// is valid JSON), or `null` with `"deleted": true` for a tombstone.
     ///
-    /// The record is put together in `scratch` (emptied first; its capacity serves the next
-    /// record) and copied into `buffer` at once: a buffer's every write checks its ownership and
-    /// room, which for the dozen small pieces of a record costs more than the pieces.
+    /// The content goes into `buffer` as it is; the metadata is put together in `scratch` (emptied
+    /// first; its capacity serves the next record) and copied into `buffer` at once: a buffer's
+    /// every write checks its ownership and room, which for the dozen small pieces of the metadata
+    /// costs more than the pieces.
     func writeSyncJSON(into buffer: inout ByteBuffer, using scratch: inout [UInt8]) {
+        if isDeleted || content.isEmpty {
+            buffer.writeStaticString(#"{"content":null"#)
+        } else {
+            buffer.writeStaticString(#"{"content":"#)
+            content.withUnsafeBytes { _ = buffer.writeBytes($0) }
+        }
         scratch.removeAll(keepingCapacity: true)
         func append(_ literal: StaticString) {
             scratch.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-        }
-        append(#"{"content":"#)
-        if isDeleted || content.isEmpty {
-            append("null")
-        } else {
-            content.withUnsafeBytes { scratch.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
         }
         // The metadata in key order, each key with its punctuation as one literal.
         func member(_ key: StaticString, _ value: String?) {
