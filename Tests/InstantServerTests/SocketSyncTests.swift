@@ -1,6 +1,7 @@
 import Foundation
 import InstantJSON
 import InstantTesting
+import NIOCore
 import Testing
 
 @testable import InstantServer
@@ -51,6 +52,22 @@ struct SocketSyncTests {
             #expect(overHTTP.json?["revision"]?.integerValue == 1)
             #expect(overHTTP.json?["pushId"]?.integerValue == 1)
             await socket.close()
+        }
+    }
+
+    /// The answer is written between the envelope's two parts, which carry the request id as the
+    /// client sent it (escaped as JSON).
+    @Test func theAnswersEnvelopeNamesTheRequest() throws {
+        let cases: [(id: JSONValue, opening: String)] = [
+            (7, #"{"requestId":7,"answer":"#),
+            (.string(#"push "1"\n"#), #"{"requestId":"push \"1\"\\n","answer":"#),
+        ]
+        for (id, opening) in cases {
+            let message = JSONValue.object(["requestId": id, "sync": Self.syncBody(client: "a", base: 0)])
+            let request = try SocketSyncRequest(ByteBuffer(bytes: message.serialized()), maxChanges: 10)
+            let envelope = request.answerEnvelope
+            #expect(String(buffer: envelope.opening) == opening)
+            #expect(envelope.closing.description == "}")
         }
     }
 
