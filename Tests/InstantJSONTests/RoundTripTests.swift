@@ -81,7 +81,9 @@ struct RoundTripTests {
     /// object, the last value counts, as in most JSON readers.
     @Test func nestedObjectsKeepTheirMembers() throws {
         let value = try JSONValue(
-            parsing: #"{"a": {"b": {"c": 1}, "d": [{"e": 2}, {}, {"e": 3, "e": 4}]}, "f": 5, "a2": {}, "f": 6}"#)
+            parsing:
+                #"{"a": {"b": {"c": 0}, "d": [{"e": 2}, {}, {"e": 3, "e": 4}], "b": {"c": 1}}, "f": 5, "a2": {}, "f": 6}"#
+        )
         let expected: JSONValue = [
             "a": ["b": ["c": 1], "d": [["e": 2], [:], ["e": 4]]],
             "f": 6,

@@ -151,9 +151,8 @@ private struct Parser {
     }
 
     /// Takes the pending members from `start` on into a dictionary; of a key given twice, the
-    /// last value counts. Made from the members at once, which sizes it for them: a dictionary made
-    /// empty at a given capacity, then filled, looked up its storage's type at every object (a
-    /// tenth of a small push's parse, in `instant-bench json`).
+    /// last value counts. Made from the members at once, which sizes it for them and runs
+    /// specialized (docs/BENCHMARKS.md, Instant JSON, says what that saves).
     mutating func takeMembers(from start: Int) -> [String: JSONValue] {
         let members = [String: JSONValue](pendingMembers[start...], uniquingKeysWith: { _, last in last })
         // One at a time: removing a range goes through the general replacement of a subrange.
