@@ -108,8 +108,8 @@ struct SyncJSONTests {
     }
 
     /// The work of writing an answer is judged by what it reads: the first answer of a group reads
-    /// every record the group's answers share (it makes their JSON for all of them), the next ones
-    /// only their own; a user with collaboration permissions reads only their own.
+    /// every record the group's answers share (it makes their JSON for all of them) and its own, the
+    /// next ones only their own; a user with collaboration permissions reads only their own.
     @Test func anAnswerCountsTheSharedRecordsOnlyWhileNoAnswerWroteThem() throws {
         let records = (1...4).map { revision in
             StoredRecord(
@@ -122,12 +122,91 @@ struct SyncJSONTests {
         ownOnly.collaborationPermissions = try CollaborationPermissions(claim: ["annotations:view:self"])
         let last = InstantAPI.SyncAnswer(
             revision: 4, reset: false, lastPushID: nil, changes: shared.records[3...], shared: shared, settled: [])
-        #expect(last.contentBytes(writtenFor: everyone) == 1_000, "every shared record, before any answer wrote them")
+        #expect(
+            last.contentBytes(writtenFor: everyone) == 1_400,
+            "every shared record, before any answer wrote them, and its own")
         #expect(last.contentBytes(writtenFor: ownOnly) == 400, "its own: it does not use the shared JSON")
         #expect(!shared.hasDerived(SharedSyncJSON.self))
         var written = ByteBuffer()
         last.writeRecords(visibleTo: everyone, into: &written)
         #expect(shared.hasDerived(SharedSyncJSON.self))
         #expect(last.contentBytes(writtenFor: everyone) == 400, "its own, once the shared JSON is made")
+    }
+
+    /// Records that carry a run of another group's records write the JSON of that run as the
+    /// other group made it, and their own after it: an answer from any record on is the JSON its
+    /// records would have alone, however many groups the runs come from.
+    @Test func sharedJSONExtendsTheJSONOfTheRecordsItCarries() throws {
+        let records = (1...8).map { revision in
+            StoredRecord(
+                id: "r\(revision)", kind: .annotation, revision: Int64(revision),
+                content: Data(#"{"n":\#(revision)}"#.utf8), updatedAt: Date())
+        }
+        let everyone = ClientToken(documentID: "d", permissions: ["read-document"], userID: "ann", expiresAt: Date())
+        let first = SharedRecords(Array(records[0..<4]))
+        _ = first.derived(SharedSyncJSON.self)
+        // r2…r4 from the first, then r5 and r6.
+        let second = SharedRecords(
+            Array(records[1..<6]), carrying: .init(source: first, offset: 1, count: 3))
+        #expect(second.recordsToDerive(SharedSyncJSON.self).map(\.id) == ["r5", "r6"])
+        _ = second.derived(SharedSyncJSON.self)
+        #expect(second.recordsToDerive(SharedSyncJSON.self).isEmpty)
+        // r3 (from the first, through the second), r4…r6 from the second, then r7 and r8.
+        let third = SharedRecords(Array(records[2..<8]), carrying: .init(source: second, offset: 1, count: 4))
+        for shared in [first, second, third] {
+            for start in shared.records.indices + [shared.records.endIndex] {
+                let answer = InstantAPI.SyncAnswer(
+                    revision: 8, reset: false, lastPushID: nil, changes: shared.records[start...], shared: shared,
+                    settled: [])
+                var written = ByteBuffer()
+                answer.writeRecords(visibleTo: everyone, into: &written)
+                var expected = ByteBuffer()
+                StoredRecord.writeSyncJSONArray(shared.records[start...], into: &expected)
+                #expect(String(buffer: written) == String(buffer: expected))
+            }
+        }
+    }
+
+    /// A run that does not match the records it would be taken from is not carried: what is
+    /// derived goes through every record.
+    @Test func aRunThatDoesNotFitIsNotCarried() {
+        let records = (1...3).map { revision in
+            StoredRecord(
+                id: "r\(revision)", kind: .annotation, revision: Int64(revision), content: Data("{}".utf8),
+                updatedAt: Date())
+        }
+        let source = SharedRecords(records)
+        _ = source.derived(SharedSyncJSON.self)
+        for run in [(offset: 2, count: 2), (offset: -1, count: 1), (offset: 0, count: 4)] {
+            let shared = SharedRecords(records, carrying: .init(source: source, offset: run.offset, count: run.count))
+            #expect(shared.recordsToDerive(SharedSyncJSON.self).count == 3)
+        }
+    }
+
+    /// Records that carry a run of records that themselves carry a run, and so on, keep them all
+    /// while none derived anything: the chain is cut after ``SharedRecords/maximumCarriedChain``.
+    /// (Records whose run lies within what the records they carry it from carry themselves take it
+    /// from those, which keeps no chain.)
+    @Test func aChainOfRunsNothingWasDerivedFromIsCut() {
+        let length = SharedRecords.maximumCarriedChain + 2
+        let records = (1...length + 2).map { revision in
+            StoredRecord(
+                id: "r\(revision)", kind: .annotation, revision: Int64(revision), content: Data("{}".utf8),
+                updatedAt: Date())
+        }
+        // A window of three records sliding by one: each carries two of the one before.
+        var chain = [SharedRecords(Array(records[0..<3]))]
+        for start in 1..<length {
+            chain.append(
+                SharedRecords(
+                    Array(records[start..<start + 3]),
+                    carrying: .init(source: chain[start - 1], offset: 1, count: 2)))
+        }
+        // Derived in order, each extends the one before, but the last, which was cut.
+        let derivedHere = chain.map { shared in
+            defer { _ = shared.derived(SharedSyncJSON.self) }
+            return shared.recordsToDerive(SharedSyncJSON.self).count
+        }
+        #expect(derivedHere == [3] + Array(repeating: 1, count: length - 2) + [3])
     }
 }

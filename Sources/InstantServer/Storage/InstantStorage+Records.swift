@@ -301,9 +301,9 @@ extension InstantStorage {
                 documentID: documentID, layer: layerName, ids: reading, clients: plan.clientsToRead,
                 changedAfter: plan.changedAfterToRead)
             var group = try await Self.run(
-                jobs, in: transaction, on: locked.layer, pageCount: locked.pageCount, read: plan.completing(read),
-                changedSince: plan.changedSince, reading: reading, answersAfter: answersAfter,
-                records: GroupRecords(flushes: true), remembering: locked.version != nil, from: memory)
+                jobs, in: transaction, on: locked.layer, pageCount: locked.pageCount, read: read, plan: plan,
+                reading: reading, answersAfter: answersAfter, records: GroupRecords(flushes: true),
+                remembering: locked.version != nil)
             let version = try await transaction.finishCommits(
                 documentID: documentID, layer: layerName, writing: group.rows, revision: group.revised,
                 pushes: group.pushes, announcing: group.events)
@@ -438,9 +438,9 @@ extension InstantStorage {
         in transaction: any OptimisticTransaction, key: LayerCommitQueue.LayerKey
     ) async throws -> UnlockedGroup {
         var group = try await run(
-            jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount,
-            read: plan.completing(snapshot.reads), changedSince: plan.changedSince, reading: reading,
-            answersAfter: answersAfter, records: GroupRecords(flushes: false), remembering: true, from: plan.memory)
+            jobs, in: transaction, on: snapshot.layer, pageCount: snapshot.pageCount, read: snapshot.reads,
+            plan: plan, reading: reading, answersAfter: answersAfter, records: GroupRecords(flushes: false),
+            remembering: true)
         if unread && group.writesNothing { return .notTried }
         let (wrote, version) = try await transaction.finishCommits(
             documentID: key.documentID, layer: key.layer, writing: group.rows, revision: group.revised,
@@ -486,16 +486,17 @@ extension InstantStorage {
         }
     }
 
-    /// Runs a group's commits in turn on the layer as `read` found it (`reading` the records
-    /// looked for; `read.changed` holds every record changed after `changedSince`, when given),
-    /// then their answers (each after the revision of `answersAfter`, or none), in memory; and,
-    /// when `remembering`, makes the group's memory, adding to what was `remembered` of the layer
-    /// as found.
+    /// Runs a group's commits in turn on the layer as `read` found it, with what `plan`'s memory
+    /// adds (`reading` the records looked for; then every record changed after the plan's
+    /// `changedSince` is known, when it has one), then their answers (each after the revision of
+    /// `answersAfter`, or none), in memory; and, when `remembering`, makes the group's memory,
+    /// adding to what the plan's memory had of the layer as found.
     private static func run(
         _ jobs: [LayerCommitQueue.Job], in transaction: any StorageTransaction, on layer: StoredLayer,
-        pageCount: Int, read: GroupReads, changedSince: Int64?, reading: [String], answersAfter: [Int64?],
-        records: GroupRecords, remembering: Bool, from remembered: LayerMemory?
+        pageCount: Int, read found: GroupReads, plan: GroupReadPlan, reading: [String], answersAfter: [Int64?],
+        records: GroupRecords, remembering: Bool
     ) async throws -> GroupOutcome {
+        let (read, changedSince, remembered) = (plan.completing(found), plan.changedSince, plan.memory)
         records.remember(read.records, lookedFor: reading)
         var group = GroupCommit(layer: layer, lastPushIDs: read.lastPushIDs, pageCount: pageCount, records: records)
         var answering: [LayerCommitQueue.Answering] = []
@@ -505,7 +506,9 @@ extension InstantStorage {
         // what they derive from them, their JSON, is made once for all), which is what the next
         // group's answers most likely ask too; without answers, all that was known.
         let changed = (answersAfter.compactMap(\.self).min() ?? changedSince).map {
-            ChangedRecords(after: $0, committedBefore: read.changed, writtenSince: records.written())
+            ChangedRecords(
+                after: $0, committedBefore: read.changed, of: plan.knownChanges?.shared, writtenSince: records.written()
+            )
         }
         let after = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name,
@@ -823,26 +826,40 @@ struct ChangedRecords: Sendable {
 
     /// The records changed after `after` once a transaction wrote `written`: those read before it
     /// wrote them (`committed`, changed after `after`), each replaced by what the transaction
-    /// wrote last, and the transaction's writes.
-    init(after: Int64, committedBefore committed: [StoredRecord], writtenSince written: [StoredRecord]) {
+    /// wrote last, and the transaction's writes. When `committed` are the records of `source` (a
+    /// layer's memory) and the transaction wrote none of those kept, the records carry them as a run
+    /// of `source`'s (``SharedRecords/Carried``).
+    init(
+        after: Int64, committedBefore committed: [StoredRecord], of source: SharedRecords? = nil,
+        writtenSince written: [StoredRecord]
+    ) {
         // Each record once: the committed ones (read in order, one each) the transaction did not
         // write again, then its writes, which all came after them: only those need sorting.
         // Positions are sorted rather than records: a record is a dozen fields to move at every swap.
         let rewritten = committed.isEmpty ? [] : Set(written.map(\.id))
         var records = committed.filter { $0.revision > after && !rewritten.contains($0.id) }
+        // The committed records are by revision: those kept are their end, unless one was rewritten.
+        let carried = source.flatMap { source -> SharedRecords.Carried? in
+            let offset = committed.count - records.count
+            guard source.records.count == committed.count,
+                offset == committed.firstIndex(where: { $0.revision > after }) ?? committed.count
+            else { return nil }
+            return SharedRecords.Carried(source: source, offset: offset, count: records.count)
+        }
         let order = written.indices.filter { written[$0].revision > after }.sorted {
             (written[$0].revision, written[$0].id) < (written[$1].revision, written[$1].id)
         }
         records.reserveCapacity(records.count + order.count)
         for position in order { records.append(written[position]) }
         self.after = after
-        shared = SharedRecords(records)
+        shared = SharedRecords(records, carrying: carried)
     }
 
-    /// The records changed after `after`, by revision then id.
-    init(after: Int64, records: [StoredRecord]) {
+    /// The records changed after `after`, by revision then id, which may begin with a run of
+    /// another's (`carried`).
+    init(after: Int64, records: [StoredRecord], carrying carried: SharedRecords.Carried? = nil) {
         self.after = after
-        shared = SharedRecords(records)
+        shared = SharedRecords(records, carrying: carried)
     }
 
     /// The index of the first record changed after `revision` (the end when none was).
@@ -860,47 +877,137 @@ struct ChangedRecords: Sendable {
 
 /// Records that several readers take parts of (the changes that the answers of a group's
 /// commits carry), with what the readers derive from them, made once for all of them.
+///
+/// The records of one group are mostly those of the group before it (the answers of both carry
+/// the changes of the same last revisions), so the records may begin with a run of another's
+/// (``Carried``): what is derived from these then extends what was derived from that one
+/// (``RecordsDerivation``), and each record is derived from once, not once for every group whose
+/// answers carry it.
 public final class SharedRecords: Sendable {
     /// The records, by revision then id.
     public let records: [StoredRecord]
-    private let derivations = Mutex<[ObjectIdentifier: Derivation]>([:])
+    private let state: Mutex<State>
+
+    private struct State {
+        var derivations: [ObjectIdentifier: Derivation] = [:]
+        /// The run of another's records these begin with, until a value is derived (the other's
+        /// records are then let go).
+        var carried: Carried?
+    }
 
     private enum Derivation {
         case underWay
         case done(any Sendable)
     }
 
-    init(_ records: [StoredRecord]) {
+    /// `records[0..<count]` are `source.records[offset..<offset + count]`.
+    struct Carried: Sendable {
+        var source: SharedRecords
+        var offset: Int
+        var count: Int
+    }
+
+    /// How many others a chain of ``Carried`` may hold, when none of them derived anything (no
+    /// answer wrote them: the group's clients have collaboration permissions, or the group had no
+    /// answers): each keeps its records, so the chain is cut there.
+    static let maximumCarriedChain = 2
+
+    /// Records that may begin with a run of another's (`carried`).
+    init(_ records: [StoredRecord], carrying carried: Carried? = nil) {
         self.records = records
+        var link = carried.flatMap { run in
+            run.count > 0 && run.count <= records.count && run.offset >= 0
+                && run.offset + run.count <= run.source.records.count ? run : nil
+        }
+        // Through records that derived nothing and carry the run from others (what a layer's
+        // memory keeps of a group's changes): to those others.
+        if let through = link, let inner = through.source.carriedForAll(),
+            through.offset + through.count <= inner.count
+        {
+            link = Carried(source: inner.source, offset: inner.offset + through.offset, count: through.count)
+        }
+        if let through = link, through.source.carriedChain() >= Self.maximumCarriedChain { link = nil }
+        state = Mutex(State(carried: link))
+    }
+
+    /// The run carried from another, when nothing was derived here yet.
+    private func carriedForAll() -> Carried? {
+        state.withLock { $0.derivations.isEmpty ? $0.carried : nil }
+    }
+
+    /// How many others the records keep through their ``Carried`` runs.
+    private func carriedChain() -> Int {
+        var chain = 0
+        var next = state.withLock(\.carried)
+        while let carried = next {
+            chain += 1
+            next = carried.source.state.withLock(\.carried)
+        }
+        return chain
     }
 
     /// Whether a value of `type` was derived from the records already (a reader that asks now gets
     /// it without deriving).
-    public func hasDerived<Value: Sendable>(_ type: Value.Type) -> Bool {
-        derivations.withLock { derivations in
-            if case .done = derivations[ObjectIdentifier(type)] { true } else { false }
+    public func hasDerived<Value: RecordsDerivation>(_ type: Value.Type) -> Bool {
+        state.withLock { state in
+            if case .done = state.derivations[ObjectIdentifier(type)] { true } else { false }
         }
     }
 
-    /// The value of its type derived from the records: `derive` makes it for the first reader
-    /// that asks, and the readers after get the same. A reader that asks while the first is still
-    /// deriving derives for itself rather than wait (readers run on event loops).
-    public func derived<Value: Sendable>(_ derive: ([StoredRecord]) -> Value) -> Value {
-        let key = ObjectIdentifier(Value.self)
-        let (made, derivesForAll) = derivations.withLock { derivations -> (Value?, Bool) in
-            switch derivations[key] {
-            case .done(let value): return (value as? Value, false)
-            case .underWay: return (nil, false)
+    /// The records that deriving a value of `type` would go through: none once it is derived; the
+    /// ones after a carried run when the value of the run's source is derived; else all.
+    public func recordsToDerive<Value: RecordsDerivation>(_ type: Value.Type) -> ArraySlice<StoredRecord> {
+        let key = ObjectIdentifier(type)
+        let carried = state.withLock { state -> Carried?? in
+            if case .done = state.derivations[key] { return .none }
+            return .some(state.carried)
+        }
+        guard let carried else { return records[records.endIndex...] }
+        guard let run = carried, run.source.hasDerived(type) else { return records[...] }
+        return records[run.count...]
+    }
+
+    /// The value of its type derived from the records: the first reader that asks makes it, and
+    /// the readers after get the same. A reader that asks while the first is still deriving
+    /// derives for itself rather than wait (readers run on event loops).
+    public func derived<Value: RecordsDerivation>(_ type: Value.Type) -> Value {
+        let key = ObjectIdentifier(type)
+        let (made, derivesForAll, carried) = state.withLock { state -> (Value?, Bool, Carried?) in
+            switch state.derivations[key] {
+            case .done(let value): return (value as? Value, false, nil)
+            case .underWay: return (nil, false, state.carried)
             case nil:
-                derivations[key] = .underWay
-                return (nil, true)
+                state.derivations[key] = .underWay
+                return (nil, true, state.carried)
             }
         }
         if let made { return made }
-        let value = derive(records)
-        if derivesForAll { derivations.withLock { $0[key] = .done(value) } }
+        let extending = carried.flatMap { run in
+            run.source.derivedIfDone(type).map { (value: $0, offset: run.offset, count: run.count) }
+        }
+        let value = Value(records, extending: extending)
+        if derivesForAll {
+            state.withLock { state in
+                state.derivations[key] = .done(value)
+                state.carried = nil
+            }
+        }
         return value
     }
+
+    /// The value of `type` when it was derived.
+    private func derivedIfDone<Value: RecordsDerivation>(_ type: Value.Type) -> Value? {
+        state.withLock { state in
+            if case .done(let value) = state.derivations[ObjectIdentifier(type)] { value as? Value } else { nil }
+        }
+    }
+}
+
+/// A value derived from ``SharedRecords`` that can extend the value of another's records.
+public protocol RecordsDerivation: Sendable {
+    /// The value of `records`, of which the first `extending.count` are those of the records
+    /// `extending.value` was derived from, from `extending.offset` on.
+    init(_ records: [StoredRecord], extending: (value: Self, offset: Int, count: Int)?)
 }
 
 extension [LayerCommitQueue.Job] {

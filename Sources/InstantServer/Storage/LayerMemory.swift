@@ -88,8 +88,12 @@ struct LayerMemory: Sendable {
 extension ChangedRecords {
     /// The changes of the revisions after `floor` (when after ``after``), from the newest back in
     /// whole revisions while they fit in `bytes` (their contents, and an allowance for each record,
-    /// so that tombstones count too), in records of their own (without what the readers derived
-    /// from these); and the bytes they count.
+    /// so that tombstones count too); and the bytes they count.
+    ///
+    /// When all of them are kept, they carry these records (``SharedRecords/Carried``): the next
+    /// group's answers extend the JSON that this group's answers make of them instead of making it
+    /// again. They then hold that JSON too, which counts as many bytes again. Otherwise they are
+    /// records of their own, without what the readers derived from these.
     func keeping(revisionsAfter floor: Int64, bytes maximum: Int) -> (changes: ChangedRecords, bytes: Int) {
         let records = shared.records
         var after = max(self.after, floor)
@@ -111,9 +115,11 @@ extension ChangedRecords {
             bytes += revisionBytes
             start = first
         }
-        let kept = ChangedRecords(
-            after: after, records: start == records.startIndex ? records : Array(records[start...]))
-        return (kept, bytes)
+        guard start == records.startIndex else {
+            return (ChangedRecords(after: after, records: Array(records[start...])), bytes)
+        }
+        let all = SharedRecords.Carried(source: shared, offset: 0, count: records.count)
+        return (ChangedRecords(after: after, records: records, carrying: all), 2 * bytes)
     }
 }
 

@@ -289,14 +289,15 @@ extension InstantAPI {
         var settled: [StoredRecord]
 
         /// The bytes of stored contents that writing the answer for `token` reads, about the size of
-        /// the JSON it writes: its own records, or, when it is the first of its group's answers to
-        /// write their shared records, all of those (it makes their JSON for every answer).
+        /// the JSON it writes: its own records, and, when it is the first of its group's answers to
+        /// write their shared records, those it makes the JSON of for every answer
+        /// (``SharedRecords/recordsToDerive(_:)``).
         func contentBytes(writtenFor token: ClientToken) -> Int {
-            var changed = changes
-            if let shared, token.collaborationPermissions == nil, !shared.hasDerived(SharedSyncJSON.self) {
-                changed = shared.records[...]
+            var bytes = changes.reduce(0) { $0 + $1.content.count } + settled.reduce(0) { $0 + $1.content.count }
+            if let shared, token.collaborationPermissions == nil {
+                bytes += shared.recordsToDerive(SharedSyncJSON.self).reduce(0) { $0 + $1.content.count }
             }
-            return changed.reduce(0) { $0 + $1.content.count } + settled.reduce(0) { $0 + $1.content.count }
+            return bytes
         }
 
         /// Writes the records as the JSON array of the answer: the changes as its group's answers
@@ -305,7 +306,7 @@ extension InstantAPI {
             buffer.writeInteger(UInt8(ascii: "["))
             var starts: [Int]? = nil
             if let shared, token.collaborationPermissions == nil {
-                shared.derived(SharedSyncJSON.init).write(from: changes.startIndex, into: &buffer)
+                shared.derived(SharedSyncJSON.self).write(from: changes.startIndex, into: &buffer)
             } else {
                 StoredRecord.writeSyncJSONList(changes, visibleTo: token, into: &buffer, startsOfRecords: &starts)
             }

@@ -89,26 +89,87 @@ extension StoredRecord {
 
 /// The sync JSON of records that the answers of a group share (``SharedRecords``), written once:
 /// each answer copies the part from the first record after its base revision on.
-struct SharedSyncJSON: Sendable {
-    /// The records' JSON, separated by commas.
-    private let text: ByteBuffer
-    /// Where each record's JSON begins in ``text``.
-    private let starts: [Int]
+///
+/// It extends the JSON of the records that a group carries from the group before it
+/// (``RecordsDerivation``): their JSON is taken as that group's answers wrote it, in place, and only
+/// the group's own records are written. So the JSON of a record is written once while it is in the
+/// answers of one group after another, instead of once in every group.
+struct SharedSyncJSON: RecordsDerivation {
+    /// Runs of records' JSON, each run in one buffer; together the records in order.
+    private let runs: [Run]
+    /// The index (in the shared records) of each run's first record.
+    private let firstIndices: [Int]
 
-    init(_ records: [StoredRecord]) {
-        var text = ByteBuffer()
-        var starts: [Int]? = []
-        StoredRecord.writeSyncJSONList(records, into: &text, startsOfRecords: &starts)
-        self.text = text
-        self.starts = starts ?? []
+    /// The JSON of consecutive records in one buffer, separated by commas.
+    private struct Run {
+        var text: ByteBuffer
+        /// Where each record's JSON begins in ``text``.
+        var starts: ArraySlice<Int>
+        /// Where the last record's JSON ends in ``text``.
+        var end: Int
+
+        init(_ records: ArraySlice<StoredRecord>) {
+            var text = ByteBuffer()
+            var starts: [Int]? = []
+            StoredRecord.writeSyncJSONList(records, into: &text, startsOfRecords: &starts)
+            self.text = text
+            self.starts = ArraySlice(starts ?? [])
+            end = text.writerIndex
+        }
+
+        private init(text: ByteBuffer, starts: ArraySlice<Int>, end: Int) {
+            self.text = text
+            self.starts = starts
+            self.end = end
+        }
+
+        /// The run of the records from `offset` to `offset + count` (counted from its first).
+        func part(from offset: Int, count: Int) -> Run {
+            let (first, last) = (starts.startIndex + offset, starts.startIndex + offset + count)
+            // A record's JSON ends where the comma before the next one begins.
+            return Run(text: text, starts: starts[first..<last], end: last < starts.endIndex ? starts[last] - 1 : end)
+        }
+
+        /// Writes the JSON of the records from `offset` (counted from its first) to its last.
+        func write(from offset: Int, into buffer: inout ByteBuffer) {
+            let start = starts[starts.startIndex + offset]
+            guard let bytes = text.getSlice(at: start, length: end - start) else { return }
+            buffer.writeImmutableBuffer(bytes)
+        }
+    }
+
+    init(_ records: [StoredRecord], extending earlier: (value: SharedSyncJSON, offset: Int, count: Int)?) {
+        var runs = earlier.map { $0.value.runs(from: $0.offset, count: $0.count) } ?? []
+        let carried = earlier?.count ?? 0
+        if carried < records.count { runs.append(Run(records[carried...])) }
+        var firstIndices: [Int] = []
+        var index = 0
+        for run in runs {
+            firstIndices.append(index)
+            index += run.starts.count
+        }
+        self.runs = runs
+        self.firstIndices = firstIndices
+    }
+
+    /// The runs of the records from `offset` to `offset + count`.
+    private func runs(from offset: Int, count: Int) -> [Run] {
+        var parts: [Run] = []
+        for (run, first) in zip(runs, firstIndices) {
+            let (from, to) = (max(offset, first), min(offset + count, first + run.starts.count))
+            if from < to { parts.append(run.part(from: from - first, count: to - from)) }
+        }
+        return parts
     }
 
     /// Writes the JSON of the records from the one at `index` (in the shared records) to the last,
     /// separated by commas.
     func write(from index: Int, into buffer: inout ByteBuffer) {
-        guard index < starts.count,
-            let part = text.getSlice(at: starts[index], length: text.writerIndex - starts[index])
-        else { return }
-        buffer.writeImmutableBuffer(part)
+        var wrote = false
+        for (run, first) in zip(runs, firstIndices) where index < first + run.starts.count {
+            if wrote { buffer.writeInteger(UInt8(ascii: ",")) }
+            run.write(from: max(index - first, 0), into: &buffer)
+            wrote = true
+        }
     }
 }
