@@ -907,10 +907,13 @@ public final class SharedRecords: Sendable {
         var count: Int
     }
 
-    /// How many others a chain of ``Carried`` may hold, when none of them derived anything (no
-    /// answer wrote them: the group's clients have collaboration permissions, or the group had no
-    /// answers): each keeps its records, so the chain is cut there.
-    static let maximumCarriedChain = 2
+    /// How many others a chain of ``Carried`` runs may hold. Records let go of their run once they
+    /// derived a value, and a derivation derives the values of the chain before it first, so a
+    /// chain grows only while the answers of several groups in a row have not written their JSON
+    /// yet (the answers of a group are written after it commits, while the next groups run), or
+    /// never will (no answer carries the records: the clients have collaboration permissions, or
+    /// the group had no answers). Each holds its records, so the chain is cut at this length.
+    static let maximumCarriedChain = 4
 
     /// Records that may begin with a run of another's (`carried`).
     init(_ records: [StoredRecord], carrying carried: Carried? = nil) {
@@ -982,9 +985,9 @@ public final class SharedRecords: Sendable {
             }
         }
         if let made { return made }
-        let extending = carried.flatMap { run in
-            run.source.derivedIfDone(type).map { (value: $0, offset: run.offset, count: run.count) }
-        }
+        // The run's value as the records it comes from have it, derived there first if it was not
+        // yet: their own readers (a group's answers) would derive it anyway, and then find it made.
+        let extending = carried.map { run in (value: run.source.derived(type), offset: run.offset, count: run.count) }
         let value = Value(records, extending: extending)
         if derivesForAll {
             state.withLock { state in
@@ -993,13 +996,6 @@ public final class SharedRecords: Sendable {
             }
         }
         return value
-    }
-
-    /// The value of `type` when it was derived.
-    private func derivedIfDone<Value: RecordsDerivation>(_ type: Value.Type) -> Value? {
-        state.withLock { state in
-            if case .done(let value) = state.derivations[ObjectIdentifier(type)] { value as? Value } else { nil }
-        }
     }
 }
 
