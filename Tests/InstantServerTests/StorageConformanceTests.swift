@@ -937,10 +937,10 @@ struct StorageConformanceTests {
         let fixture = try await Self.fixtureWithDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        @Sendable func group(putting ids: [String]) async throws -> (names: [String], namedHere: Int) {
+        @Sendable func group(_ changes: [RecordChange]) async throws -> (names: [String], namedHere: Int) {
             let (_, _, answer) = try await storage.apply(
-                documentID: "d", layer: "", push: nil, reading: ids,
-                deciding: { _ in LayerDecision(changes: ids.map { .put(Self.annotation($0)) }, outcome: ()) },
+                documentID: "d", layer: "", push: nil, reading: changes.map(\.recordID),
+                deciding: { _ in LayerDecision(changes: changes, outcome: ()) },
                 answerCarries: AnsweredChanges(after: 0),
                 answering: { reader, _, _ in
                     let (_, shared) = try await reader.changes(after: 0)
@@ -948,6 +948,9 @@ struct StorageConformanceTests {
                     return (derived.names, derived.namedHere)
                 })
             return try #require(answer)
+        }
+        @Sendable func group(putting ids: [String]) async throws -> (names: [String], namedHere: Int) {
+            try await group(ids.map { .put(Self.annotation($0)) })
         }
         // The first groups on the layer lock it, then read it; the next go by the node's memory.
         let first = try await group(putting: ["a"])
@@ -963,6 +966,10 @@ struct StorageConformanceTests {
         let fifth = try await group(putting: ["b"])
         #expect(fifth.names == ["a@1", "c@3", "d@3", "e@4", "b@5"])
         #expect(fifth.namedHere == 5)
+        // So does a comment deleted with its thread, which the deletion does not name.
+        _ = try await group([.put(Self.comment("k", root: "c"))])
+        let seventh = try await group([.delete(id: "c")])
+        #expect(seventh.names == ["a@1", "d@3", "e@4", "b@5", "c@7", "k@7"])
     }
 
     /// A commit of more records than one statement of a backend takes (PostgreSQL writes 500 rows

@@ -46,8 +46,13 @@ final class GroupRecords: Sendable {
         /// The ids looked for and not found (those written since are in ``records``, which is
         /// looked at first).
         var absent: Set<String> = []
-        /// The rows written since the last flush, by id.
-        var unflushed: [String: RecordRow] = [:]
+        /// The ids of the records written that may have existed before the transaction: all but
+        /// those looked for and not found.
+        var rewritten: Set<String> = []
+        /// The rows written since the last flush, in order; an id may come more than once when
+        /// `unflushedRepeats`.
+        var unflushed: [RecordRow] = []
+        var unflushedRepeats = false
     }
 
     private let state = Mutex(State())
@@ -98,8 +103,14 @@ final class GroupRecords: Sendable {
             state.records.reserveCapacity(state.records.count + rows.count)
             state.unflushed.reserveCapacity(state.unflushed.count + rows.count)
             for row in rows {
-                state.records[row.record.id] = (row.record, true)
-                state.unflushed[row.record.id] = row
+                let id = row.record.id
+                switch state.records.updateValue((row.record, true), forKey: id) {
+                case nil where !state.absent.contains(id): state.rewritten.insert(id)
+                case .some(let earlier) where earlier.isWritten: state.unflushedRepeats = true
+                case .some: state.rewritten.insert(id)
+                case nil: break
+                }
+                state.unflushed.append(row)
             }
         }
     }
@@ -109,12 +120,21 @@ final class GroupRecords: Sendable {
         state.withLock { state in state.records.values.compactMap { $0.isWritten ? $0.record : nil } }
     }
 
-    /// The rows written since the last flush, which the caller writes to the database; the next
-    /// flush starts after them.
+    /// The ids of the records written in the transaction that may have existed before it: of
+    /// ``written()``, all but those looked for and not found first.
+    func rewrittenIDs() -> Set<String> {
+        state.withLock(\.rewritten)
+    }
+
+    /// The rows written since the last flush, one per record as it was last written, which the
+    /// caller writes to the database; the next flush starts after them.
     func takeUnflushed() -> [RecordRow] {
         state.withLock { state in
-            defer { state.unflushed = [:] }
-            return Array(state.unflushed.values)
+            defer {
+                state.unflushed = []
+                state.unflushedRepeats = false
+            }
+            return state.unflushedRepeats ? state.unflushed.keepingLast(by: \.record.id) : state.unflushed
         }
     }
 

@@ -507,8 +507,8 @@ extension InstantStorage {
         // group's answers most likely ask too; without answers, all that was known.
         let changed = (answersAfter.compactMap(\.self).min() ?? changedSince).map {
             ChangedRecords(
-                after: $0, committedBefore: read.changed, of: plan.knownChanges?.shared, writtenSince: records.written()
-            )
+                after: $0, committedBefore: read.changed, of: plan.knownChanges?.shared,
+                writtenSince: records.written(), rewriting: records.rewrittenIDs())
         }
         let after = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name,
@@ -634,16 +634,16 @@ extension InstantStorage {
             return nil
         }
         // Everything the batch can touch, read once: the records it names, and the comments of
-        // the threads it may delete.
-        var rows: [String: RecordRow] = [:]
-        let named = Array(Set(changes.map(\.recordID)))
-        let (known, unknown) = records.known(named)
+        // the threads it may delete; and whether the batch wrote each.
+        var rows: [String: (row: RecordRow, isWritten: Bool)] = [:]
+        let (known, unknown) = records.known(changes.map(\.recordID))
+        let unread = Array(Set(unknown))
         let read =
-            unknown.isEmpty
-            ? [] : try await transaction.records(documentID: layer.documentID, layer: layer.name, ids: unknown)
-        records.remember(read, lookedFor: unknown)
+            unread.isEmpty
+            ? [] : try await transaction.records(documentID: layer.documentID, layer: layer.name, ids: unread)
+        records.remember(read, lookedFor: unread)
         for record in read + known.values {
-            rows[record.id] = RecordRow(record: record, threadRoot: threadRoot(of: record))
+            rows[record.id] = (RecordRow(record: record, threadRoot: threadRoot(of: record)), false)
         }
         if !deletedIDs.isEmpty {
             // The threads are found by their index in the database, which needs the writes so far.
@@ -651,17 +651,20 @@ extension InstantStorage {
             for comment in try await transaction.comments(
                 documentID: layer.documentID, layer: layer.name, threadRoots: deletedIDs)
             where rows[comment.id] == nil {
-                rows[comment.id] = RecordRow(record: comment, threadRoot: threadRoot(of: comment))
+                rows[comment.id] = (RecordRow(record: comment, threadRoot: threadRoot(of: comment)), false)
             }
         }
 
         var applied: [StoredRecord] = []
         var skipped: [SkippedChange] = []
-        var written: [String] = []
+        // The rows written, in order, and whether one record was written more than once.
+        var written: [RecordRow] = []
+        var writtenTwice = false
         func write(_ record: StoredRecord) {
-            rows[record.id] = RecordRow(record: record, threadRoot: threadRoot(of: record))
+            let row = RecordRow(record: record, threadRoot: threadRoot(of: record))
+            if rows.updateValue((row, true), forKey: record.id)?.isWritten == true { writtenTwice = true }
             applied.append(record)
-            written.append(record.id)
+            written.append(row)
         }
         func tombstone(of existing: StoredRecord, by user: String?) -> StoredRecord {
             StoredRecord(
@@ -671,7 +674,7 @@ extension InstantStorage {
         }
 
         for change in changes {
-            let existing = rows[change.recordID]?.record
+            let existing = rows[change.recordID]?.row.record
             if let failure = check(change, against: existing) {
                 switch onConditionFailure {
                 case .abortBatch: throw failure
@@ -692,7 +695,7 @@ extension InstantStorage {
                 guard let existing, isLive else { continue }
                 write(tombstone(of: existing, by: user))
                 guard existing.kind == .annotation else { continue }
-                let thread = rows.values.filter { $0.threadRoot == existing.id && !$0.record.isDeleted }
+                let thread = rows.values.map(\.row).filter { $0.threadRoot == existing.id && !$0.record.isDeleted }
                 for comment in thread.sorted(by: { $0.record.id < $1.record.id }) {
                     write(tombstone(of: comment.record, by: user))
                 }
@@ -701,9 +704,7 @@ extension InstantStorage {
 
         guard !applied.isEmpty else { return CommitResult(revision: layer.revision, applied: [], skipped: skipped) }
         // A record written twice in the batch is stored as it was last written.
-        var seen: Set<String> = []
-        let finalRows = written.reversed().filter { seen.insert($0).inserted }.reversed().compactMap { rows[$0] }
-        records.write(Array(finalRows))
+        records.write(writtenTwice ? written.keepingLast(by: \.record.id) : written)
         return CommitResult(revision: revision, applied: applied, skipped: skipped)
     }
 
@@ -824,27 +825,25 @@ struct ChangedRecords: Sendable {
     /// The records, shared by the readers of the group.
     var shared: SharedRecords
 
-    /// The records changed after `after` once a transaction wrote `written`: those read before it
-    /// wrote them (`committed`, changed after `after`), each replaced by what the transaction
-    /// wrote last, and the transaction's writes. When `committed` are the records of `source` (a
-    /// layer's memory) and the transaction wrote none of those kept, the records carry them as a run
-    /// of `source`'s (``SharedRecords/Carried``).
+    /// The records changed after `after` once a transaction wrote `written`, of which those of
+    /// `rewritten` may have existed before it: the records read before it wrote them
+    /// (`committed`, changed after `after`) but those it wrote again, then the transaction's writes.
+    /// When `committed` are the records of `source` (a layer's memory) and the transaction wrote
+    /// none of those kept, the records carry them as a run of `source`'s (``SharedRecords/Carried``).
     init(
         after: Int64, committedBefore committed: [StoredRecord], of source: SharedRecords? = nil,
-        writtenSince written: [StoredRecord]
+        writtenSince written: [StoredRecord], rewriting rewritten: Set<String>
     ) {
         // Each record once: the committed ones (read in order, one each) the transaction did not
         // write again, then its writes, which all came after them: only those need sorting.
         // Positions are sorted rather than records: a record is a dozen fields to move at every swap.
-        let rewritten = committed.isEmpty ? [] : Set(written.map(\.id))
-        var records = committed.filter { $0.revision > after && !rewritten.contains($0.id) }
-        // The committed records are by revision: those kept are their end, unless one was rewritten.
+        // The committed records are by revision: those after `after` are their end.
+        let changed = committed[(committed.firstIndex { $0.revision > after } ?? committed.endIndex)...]
+        var records = rewritten.isEmpty ? Array(changed) : changed.filter { !rewritten.contains($0.id) }
+        // Unless one was rewritten, those kept are the end of the source's records.
         let carried = source.flatMap { source -> SharedRecords.Carried? in
-            let offset = committed.count - records.count
-            guard source.records.count == committed.count,
-                offset == committed.firstIndex(where: { $0.revision > after }) ?? committed.count
-            else { return nil }
-            return SharedRecords.Carried(source: source, offset: offset, count: records.count)
+            guard source.records.count == committed.count, records.count == changed.count else { return nil }
+            return SharedRecords.Carried(source: source, offset: changed.startIndex, count: records.count)
         }
         let order = written.indices.filter { written[$0].revision > after }.sorted {
             (written[$0].revision, written[$0].id) < (written[$1].revision, written[$1].id)

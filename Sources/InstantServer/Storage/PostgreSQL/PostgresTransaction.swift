@@ -99,13 +99,3 @@ struct PostgresTransaction: OptimisticTransaction {
         }
     }
 }
-
-extension Array {
-    /// The elements without those whose key comes again later: the last of each key, in the order
-    /// of those last ones. An `INSERT … ON CONFLICT DO UPDATE` may not meet one key twice.
-    func keepingLast(by key: (Element) -> String) -> [Element] {
-        var lastIndex: [String: Int] = [:]
-        for (index, element) in enumerated() { lastIndex[key(element)] = index }
-        return enumerated().filter { lastIndex[key($0.element)] == $0.offset }.map(\.element)
-    }
-}
