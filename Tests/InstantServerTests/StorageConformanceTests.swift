@@ -915,6 +915,27 @@ struct StorageConformanceTests {
         #expect(alone == (["late"], true))
     }
 
+    /// Records read by id come once each, however often their id is asked, tombstones included;
+    /// ids without a record give nothing, and ids are taken as they are, quotes and all.
+    @Test(arguments: StorageKind.available)
+    func recordsReadByIDComeOnceEach(_ kind: StorageKind) async throws {
+        let fixture = try await Self.fixtureWithDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        let odd = #"q"u\o,te"#
+        _ = try await storage.apply(
+            ["a", "b", odd, "gone"].map { .put(Self.annotation($0)) }, documentID: "d", layer: "", push: nil,
+            onConditionFailure: .skipChange)
+        _ = try await storage.apply(
+            [.delete(id: "gone")], documentID: "d", layer: "", push: nil, onConditionFailure: .skipChange)
+        let read = try await storage.backend.read { transaction in
+            try await transaction.records(
+                documentID: "d", layer: "", ids: ["a", "gone", "a", "missing", odd, "b", "a"])
+        }
+        #expect(read.map(\.id).sorted() == ["a", "b", "gone", odd].sorted())
+        #expect(read.first { $0.id == "gone" }?.isDeleted == true)
+    }
+
     /// The names of shared records, and how many of them a derivation named itself rather than take
     /// from the value it extends.
     struct RecordNames: RecordsDerivation {

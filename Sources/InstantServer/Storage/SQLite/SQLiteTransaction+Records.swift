@@ -26,18 +26,28 @@ extension SQLiteTransaction {
 
     func records(documentID: String, layer: String, ids: [String]) async throws -> [StoredRecord] {
         guard !ids.isEmpty else { return [] }
-        // The ids as one JSON array: one statement, whatever their number (SQLite looks each up in
-        // the primary key), where a statement per id cost its binding and stepping each time.
-        let json = JSONValue.array(ids.map(JSONValue.string)).serializedString()
+        // The ids as one JSON array: one statement, whatever their number, where a statement per id
+        // cost its binding and stepping each time. SQLite looks each id up in the primary key as it
+        // goes through the array (`CROSS JOIN` keeps the array outside), which costs a third less
+        // than `id IN (…)`, whose list SQLite first copies into an index of its own; each id goes
+        // in once, so that each record comes out once.
+        var seen: Set<String> = []
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        for id in ids where seen.insert(id).inserted {
+            if json.count > 1 { json.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(id, into: &json)
+        }
+        json.append(UInt8(ascii: "]"))
+        let array = String(decoding: json, as: UTF8.self)
         return try await run { db in
             try Self.records(
                 Row.fetchCursor(
                     db.cachedStatement(
                         sql: """
-                            SELECT \(Self.recordColumns) FROM records
-                            WHERE layer_id = \(Self.layerIDOf) AND id IN (SELECT value FROM json_each(?))
+                            SELECT \(Self.recordColumns(of: "records")) FROM json_each(?) AS wanted CROSS JOIN records
+                            WHERE records.layer_id = \(Self.layerIDOf) AND records.id = wanted.value
                             """),
-                    arguments: [documentID, layer, json]))
+                    arguments: [array, documentID, layer]))
         }
     }
 
@@ -109,6 +119,11 @@ extension SQLiteTransaction {
     /// is much cheaper than by name on the paths that read thousands of rows.
     static let recordColumns =
         "id, kind, revision, deleted, group_name, created_by, updated_by, pdf_object_id, content, updated_at"
+
+    /// ``recordColumns`` of `table`, for a statement that reads other tables too.
+    static func recordColumns(of table: String) -> String {
+        recordColumns.split(separator: ", ").map { "\(table).\($0)" }.joined(separator: ", ")
+    }
 
     /// The records of a cursor's rows, each decoded in place as the statement steps (rows are not
     /// copied first, as `fetchAll` would).
