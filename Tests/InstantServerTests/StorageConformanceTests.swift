@@ -915,6 +915,38 @@ struct StorageConformanceTests {
         #expect(alone == (["late"], true))
     }
 
+    /// The answers of a group list its writes by revision, then id, whatever the order in which its
+    /// commits made them, each record as last written.
+    @Test(arguments: StorageKind.available)
+    func aGroupsAnswersListItsWritesByRevisionThenID(_ kind: StorageKind) async throws {
+        let fixture = try await Self.fixtureWithDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        for batches in [[["z", "b"], ["m", "a"]], [["y", "c"], ["x", "y"]]] {
+            let answers = try await Self.oneGroup(storage, count: batches.count) { index in
+                let ids = batches[index]
+                let (_, _, answer) = try await storage.apply(
+                    documentID: "d", layer: "", push: nil, reading: ids,
+                    deciding: { _ in LayerDecision(changes: ids.map { .put(Self.annotation($0)) }, outcome: ()) },
+                    answerCarries: AnsweredChanges(after: 1),
+                    answering: { reader, result, _ in
+                        // The group's writes: after the revision before its first commit.
+                        try await reader.records(changedAfter: result.revision - Int64(index) - 1).map {
+                            "\($0.id)@\($0.revision)"
+                        }
+                    })
+                return answer ?? []
+            }
+            #expect(answers.count == 2)
+            #expect(answers.allSatisfy { $0 == answers[0] })
+            if batches[0] == ["z", "b"] {
+                #expect(answers[0] == ["b@2", "z@2", "a@3", "m@3"])
+            } else {
+                #expect(answers[0] == ["c@5", "x@6", "y@6"], "y as the second commit wrote it")
+            }
+        }
+    }
+
     /// Records read by id come once each, however often their id is asked, tombstones included;
     /// ids without a record give nothing, and ids are taken as they are, quotes and all.
     @Test(arguments: StorageKind.available)

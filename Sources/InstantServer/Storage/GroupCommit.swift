@@ -53,6 +53,8 @@ final class GroupRecords: Sendable {
         /// `unflushedRepeats`.
         var unflushed: [RecordRow] = []
         var unflushedRepeats = false
+        /// Whether a record was written by more than one commit.
+        var writtenAgain = false
     }
 
     private let state = Mutex(State())
@@ -106,7 +108,9 @@ final class GroupRecords: Sendable {
                 let id = row.record.id
                 switch state.records.updateValue((row.record, true), forKey: id) {
                 case nil where !state.absent.contains(id): state.rewritten.insert(id)
-                case .some(let earlier) where earlier.isWritten: state.unflushedRepeats = true
+                case .some(let earlier) where earlier.isWritten:
+                    state.unflushedRepeats = true
+                    state.writtenAgain = true
                 case .some: state.rewritten.insert(id)
                 case nil: break
                 }
@@ -118,6 +122,12 @@ final class GroupRecords: Sendable {
     /// The records written in the transaction, each as it was last written.
     func written() -> [StoredRecord] {
         state.withLock { state in state.records.values.compactMap { $0.isWritten ? $0.record : nil } }
+    }
+
+    /// Whether each record written in the transaction was written by one commit only (each commit
+    /// writes a record once, as it last wrote it).
+    func wroteEachRecordOnce() -> Bool {
+        state.withLock { !$0.writtenAgain }
     }
 
     /// The ids of the records written in the transaction that may have existed before it: of

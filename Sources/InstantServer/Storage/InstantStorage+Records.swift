@@ -505,10 +505,13 @@ extension InstantStorage {
         // The records changed after the lowest revision the answers ask from (they share those, and
         // what they derive from them, their JSON, is made once for all), which is what the next
         // group's answers most likely ask too; without answers, all that was known.
+        // The group's writes: its commits' own, which are by revision then id, when no record was
+        // written by two of them.
+        let writes = records.wroteEachRecordOnce() ? group.changes.flatMap(\.records) : nil
         let changed = (answersAfter.compactMap(\.self).min() ?? changedSince).map {
             ChangedRecords(
                 after: $0, committedBefore: read.changed, of: plan.knownChanges?.shared,
-                writtenSince: records.written(), rewriting: records.rewrittenIDs())
+                writtenSince: writes ?? records.written(), ordered: writes != nil, rewriting: records.rewrittenIDs())
         }
         let after = LayerReader(
             transaction: transaction, documentID: layer.documentID, layer: layer.name,
@@ -825,17 +828,18 @@ struct ChangedRecords: Sendable {
     /// The records, shared by the readers of the group.
     var shared: SharedRecords
 
-    /// The records changed after `after` once a transaction wrote `written`, of which those of
-    /// `rewritten` may have existed before it: the records read before it wrote them
-    /// (`committed`, changed after `after`) but those it wrote again, then the transaction's writes.
+    /// The records changed after `after` once a transaction wrote `written` (`ordered` when they
+    /// are by revision then id), of which those of `rewritten` may have existed before it: the
+    /// records read before it wrote them (`committed`, changed after `after`) but those it wrote
+    /// again, then the transaction's writes.
     /// When `committed` are the records of `source` (a layer's memory) and the transaction wrote
     /// none of those kept, the records carry them as a run of `source`'s (``SharedRecords/Carried``).
     init(
         after: Int64, committedBefore committed: [StoredRecord], of source: SharedRecords? = nil,
-        writtenSince written: [StoredRecord], rewriting rewritten: Set<String>
+        writtenSince written: [StoredRecord], ordered: Bool = false, rewriting rewritten: Set<String>
     ) {
         // Each record once: the committed ones (read in order, one each) the transaction did not
-        // write again, then its writes, which all came after them: only those need sorting.
+        // write again, then its writes, which all came after them: only those may need sorting.
         // Positions are sorted rather than records: a record is a dozen fields to move at every swap.
         // The committed records are by revision: those after `after` are their end.
         let changed = committed[(committed.firstIndex { $0.revision > after } ?? committed.endIndex)...]
@@ -845,9 +849,11 @@ struct ChangedRecords: Sendable {
             guard source.records.count == committed.count, records.count == changed.count else { return nil }
             return SharedRecords.Carried(source: source, offset: changed.startIndex, count: records.count)
         }
-        let order = written.indices.filter { written[$0].revision > after }.sorted {
-            (written[$0].revision, written[$0].id) < (written[$1].revision, written[$1].id)
-        }
+        let newer = written.indices.filter { written[$0].revision > after }
+        let order =
+            ordered
+            ? newer
+            : newer.sorted { (written[$0].revision, written[$0].id) < (written[$1].revision, written[$1].id) }
         records.reserveCapacity(records.count + order.count)
         for position in order { records.append(written[position]) }
         self.after = after

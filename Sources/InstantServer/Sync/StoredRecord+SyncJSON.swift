@@ -165,6 +165,13 @@ struct SharedSyncJSON: RecordsDerivation {
     /// Writes the JSON of the records from the one at `index` (in the shared records) to the last,
     /// separated by commas.
     func write(from index: Int, into buffer: inout ByteBuffer) {
+        // Room for it all at once: an answer's records can be megabytes, which growing the buffer
+        // step by step would copy again at every step.
+        var size = 0
+        for (run, first) in zip(runs, firstIndices) where index < first + run.starts.count {
+            size += run.end - run.starts[run.starts.startIndex + max(index - first, 0)] + 1
+        }
+        buffer.reserveCapacity(buffer.writerIndex + size)
         var wrote = false
         for (run, first) in zip(runs, firstIndices) where index < first + run.starts.count {
             if wrote { buffer.writeInteger(UInt8(ascii: ",")) }
