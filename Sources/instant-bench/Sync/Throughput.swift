@@ -99,6 +99,34 @@ enum Throughput {
 }
 
 extension Throughput {
+    /// `throughput over 5 rounds, 100-change pushes over HTTP, 10 writers: 40, 41, 43, 44, 46% of
+    /// raw (median 43%) | server 16.0–17.3 µs a change (median 16.8)`: the rounds of one phase,
+    /// each a share of the raw floor around it and the server's processor time a change (when known).
+    static func summary(
+        of rounds: [(share: Double, microseconds: Double?)], batch: Int, transport: String, writers: Int
+    ) -> String {
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return .nan }
+            let middle = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        }
+        let shares = rounds.map(\.share)
+        var text =
+            String(
+                format: "throughput over %d rounds, %3d-change pushes %@, %d writers: ", rounds.count, batch, transport,
+                writers)
+            + shares.sorted().map { String(format: "%.0f", $0) }.joined(separator: ", ")
+            + String(format: "%% of raw (median %.1f%%)", median(shares))
+        let microseconds = rounds.compactMap(\.microseconds)
+        if let low = microseconds.min(), let high = microseconds.max() {
+            text += String(format: " | server %.1f–%.1f µs a change (median %.1f)", low, high, median(microseconds))
+        }
+        return text
+    }
+}
+
+extension Throughput {
     /// Changes per second from `writers` writers, each on its own layer of one document (of
     /// `layers`), sending their 1-change pushes through `apis` in turn (one node, or several).
     static func measureLayers(apis: [BenchAPI], layers: Int, writers: Int) async throws -> Double {
