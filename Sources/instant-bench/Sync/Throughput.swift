@@ -99,8 +99,8 @@ enum Throughput {
 }
 
 extension Throughput {
-    /// `throughput over 5 rounds, 100-change pushes over HTTP, 10 writers: 40, 41, 43, 44, 46% of
-    /// raw (median 43%) | server 16.0–17.3 µs a change (median 16.8)`: the rounds of one phase,
+    /// `throughput over 5 rounds, 100-change pushes over HTTP, 10 writers: 39.2, 41.5, 42.4, 42.8, 43.1% of
+    /// raw (median 42.4%) | server 17.1–20.1 µs a change (median 17.4)`: the rounds of one phase,
     /// each a share of the raw floor around it and the server's processor time a change (when known).
     static func summary(
         of rounds: [(share: Double, microseconds: Double?)], batch: Int, transport: String, writers: Int
@@ -116,7 +116,7 @@ extension Throughput {
             String(
                 format: "throughput over %d rounds, %3d-change pushes %@, %d writers: ", rounds.count, batch, transport,
                 writers)
-            + shares.sorted().map { String(format: "%.0f", $0) }.joined(separator: ", ")
+            + shares.sorted().map { String(format: "%.1f", $0) }.joined(separator: ", ")
             + String(format: "%% of raw (median %.1f%%)", median(shares))
         let microseconds = rounds.compactMap(\.microseconds)
         if let low = microseconds.min(), let high = microseconds.max() {
