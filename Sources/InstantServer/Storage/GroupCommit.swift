@@ -102,8 +102,10 @@ final class GroupRecords: Sendable {
     /// Keeps rows a commit wrote, for the next flush; later reads here see them.
     func write(_ rows: [RecordRow]) {
         state.withLock { state in
+            // Room asked of a dictionary comes in powers of two; the array of rows is left to grow by
+            // itself, as room asked of an array is just that: a group of many small commits would copy
+            // the rows kept so far at each of them.
             state.records.reserveCapacity(state.records.count + rows.count)
-            state.unflushed.reserveCapacity(state.unflushed.count + rows.count)
             for row in rows {
                 let id = row.record.id
                 switch state.records.updateValue((row.record, true), forKey: id) {
