@@ -206,14 +206,21 @@ struct SyncProtocolTests {
                 "v": 2, "type": "pspdfkit/image", "pageIndex": 0, "bbox": [0, 0, 10, 10],
                 "imageAttachmentId": .string(Attachment.key(for: Data("png".utf8))), "contentType": "image/png",
             ]
+            var numericID = noteContent().objectValue ?? [:]
+            numericID["id"] = 5
             let reply = try await alice.sync([
                 put("bad", noteContent(page: 7)),
                 put("img", image),
                 put("good", noteContent()),
                 put("negative", noteContent(page: -1)),
+                put("numeric-id", .object(numericID)),
+                put("slashed-id", noteContent(id: "a/b")),
             ])
             #expect(
-                reply.rejections == ["bad": "invalidRecord", "img": "missingAttachment", "negative": "invalidRecord"])
+                reply.rejections == [
+                    "bad": "invalidRecord", "img": "missingAttachment", "negative": "invalidRecord",
+                    "numeric-id": "invalidRecord", "slashed-id": "invalidRecord",
+                ])
             #expect(reply.records["good"]?["deleted"] == nil)
             #expect(reply.records["bad"]?["deleted"] == true, "the client learns to drop its rejected creation")
             let reasons = Dictionary(
@@ -224,6 +231,8 @@ struct SyncProtocolTests {
             // record before it.
             #expect(reasons["bad"]?.contains("pageIndex: 7 is past the document's last page") == true)
             #expect(reasons["negative"]?.contains("pageIndex: expected an integer ≥ 0") == true)
+            #expect(reasons["numeric-id"]?.contains("id: expected a string") == true)
+            #expect(reasons["slashed-id"]?.contains("id: not a valid id") == true)
 
             let upload = try await client.request(
                 .put, "/i/d/\(id)/attachments/\(Attachment.key(for: Data("png".utf8)))",
@@ -268,6 +277,21 @@ struct SyncProtocolTests {
                         "changes": [["op": "put", "kind": "layer", "id": "x"]],
                     ], "changes[0].kind"
                 ),
+                (
+                    [
+                        "clientId": "c", "baseRevision": 0, "pushId": 1,
+                        "changes": [["op": "put", "kind": "annotation", "id": "x", "content": "note"]],
+                    ], "changes[0].content"
+                ),
+                (
+                    [
+                        "clientId": "c", "baseRevision": 0, "pushId": 1,
+                        "changes": [
+                            ["op": "put", "kind": "annotation", "id": "x", "content": noteContent(), "group": 7]
+                        ],
+                    ], "changes[0].group"
+                ),
+                (["clientId": "c", "baseRevision": 0, "pushId": 1, "changes": ["x"]], "changes[0]"),
             ]
             for (body, field) in cases {
                 let reply = try await client.request(

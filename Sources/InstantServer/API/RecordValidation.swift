@@ -19,6 +19,7 @@ enum RecordValidation {
         default: errors = []
         }
         if let error = errors.first { return error.description }
+        // Each member looked up once: this runs for every change of every push.
         // The format lets types it does not know through (files from newer versions read and
         // write back unchanged); the server stores only types every client can show and every
         // export can write.
@@ -28,16 +29,16 @@ enum RecordValidation {
             return "\(path).type: '\(type.prefix(60))' is not an annotation type of Instant JSON (pspdfkit/ink, "
                 + "pspdfkit/note, pspdfkit/shape/rectangle, …)"
         }
-        if kind == .annotation || kind == .comment, object["pageIndex"] != nil,
-            let problem = pageProblem(object, pageCount: pageCount, path: path)
+        if kind == .annotation || kind == .comment, let page = object["pageIndex"],
+            let problem = pageProblem(page, pageCount: pageCount, path: path)
         {
             return problem
         }
-        if let id = object["id"], id.stringValue == nil {
-            return "\(path).id: expected a string"
-        }
-        if let id = object["id"]?.stringValue, (try? Identifiers.validate(id, what: "record id")) == nil {
-            return "\(path).id: not a valid id (1 to 256 bytes, no slashes, '..' or control characters)"
+        if let id = object["id"] {
+            guard let id = id.stringValue else { return "\(path).id: expected a string" }
+            if (try? Identifiers.validate(id, what: "record id")) == nil {
+                return "\(path).id: not a valid id (1 to 256 bytes, no slashes, '..' or control characters)"
+            }
         }
         return nil
     }
@@ -55,8 +56,8 @@ enum RecordValidation {
         return "\(path).pageIndex: \(page) is past the document's last page (it has \(pageCount) pages)"
     }
 
-    private static func pageProblem(_ object: [String: JSONValue], pageCount: Int?, path: String) -> String? {
-        guard let page = object["pageIndex"]?.integerValue, page >= 0 else {
+    private static func pageProblem(_ value: JSONValue, pageCount: Int?, path: String) -> String? {
+        guard let page = value.integerValue, page >= 0 else {
             return "\(path).pageIndex: expected an integer ≥ 0"
         }
         return pageCount.flatMap { pageRangeProblem(page: page, pageCount: $0, path: path) }

@@ -69,22 +69,37 @@ struct SyncRequest: Sendable {
     private static func change(_ item: JSONValue, index: Int) throws(APIError) -> Change {
         // Named in errors only: a push carries up to thousands of changes.
         var path: String { "changes[\(index)]" }
-        guard item.objectValue != nil else { throw .badRequest("\(path): expected an object {op, kind, id, ...}.") }
-        guard let kindName = item["kind"]?.stringValue, case let kind = RecordKind(rawValue: kindName),
+        guard case .object(let members) = item else {
+            throw .badRequest("\(path): expected an object {op, kind, id, ...}.")
+        }
+        // The members taken in one pass, comparing keys rather than hashing each one looked up:
+        // this runs for every change of every push.
+        var field: (kind: JSONValue?, id: JSONValue?, op: JSONValue?, content: JSONValue?, group: JSONValue?)
+        for (key, value) in members {
+            switch key {
+            case "kind": field.kind = value
+            case "id": field.id = value
+            case "op": field.op = value
+            case "content": field.content = value
+            case "group": field.group = value
+            default: continue
+            }
+        }
+        guard let kindName = field.kind?.stringValue, case let kind = RecordKind(rawValue: kindName),
             pushableKinds.contains(kind)
         else {
             throw .badRequest(
                 "\(path).kind: expected one of \(pushableKinds.map { "\"\($0)\"" }.joined(separator: ", "))."
             )
         }
-        guard let id = item["id"]?.stringValue else { throw .badRequest("\(path).id: expected the record id.") }
+        guard let id = field.id?.stringValue else { throw .badRequest("\(path).id: expected the record id.") }
         try Identifiers.validate(id, what: "\(path).id")
-        switch item["op"]?.stringValue {
+        switch field.op?.stringValue {
         case "put":
-            guard let content = item["content"], content.objectValue != nil else {
+            guard let content = field.content, content.objectValue != nil else {
                 throw .badRequest("\(path).content: a put needs the full Instant JSON record, an object.")
             }
-            guard let group = GroupAssignment(member: item["group"]) else {
+            guard let group = GroupAssignment(member: field.group) else {
                 throw .badRequest("\(path).group: expected a string or null.")
             }
             return Change(kind: kind, id: id, operation: .put(content, group: group))
