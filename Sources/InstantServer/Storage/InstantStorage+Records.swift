@@ -502,12 +502,12 @@ extension InstantStorage {
         var answering: [LayerCommitQueue.Answering] = []
         for job in jobs { answering.append(try await job.run(transaction, &group)) }
 
-        // The records changed after the lowest revision the answers ask from (they share those, and
-        // what they derive from them, their JSON, is made once for all), which is what the next
-        // group's answers most likely ask too; without answers, all that was known.
         // The group's writes: its commits' own, which are by revision then id, when no record was
         // written by two of them.
         let writes = records.wroteEachRecordOnce() ? group.changes.flatMap(\.records) : nil
+        // The records changed after the lowest revision the answers ask from (they share those, and
+        // what they derive from them, their JSON, is made once for all), which is what the next
+        // group's answers most likely ask too; without answers, all that was known.
         let changed = (answersAfter.compactMap(\.self).min() ?? changedSince).map {
             ChangedRecords(
                 after: $0, committedBefore: read.changed, of: plan.knownChanges?.shared,
@@ -658,7 +658,6 @@ extension InstantStorage {
             }
         }
 
-        var applied: [StoredRecord] = []
         var skipped: [SkippedChange] = []
         // The rows written, in order, and whether one record was written more than once.
         var written: [RecordRow] = []
@@ -666,7 +665,6 @@ extension InstantStorage {
         func write(_ record: StoredRecord) {
             let row = RecordRow(record: record, threadRoot: threadRoot(of: record))
             if rows.updateValue((row, true), forKey: record.id)?.isWritten == true { writtenTwice = true }
-            applied.append(record)
             written.append(row)
         }
         func tombstone(of existing: StoredRecord, by user: String?) -> StoredRecord {
@@ -705,10 +703,10 @@ extension InstantStorage {
             }
         }
 
-        guard !applied.isEmpty else { return CommitResult(revision: layer.revision, applied: [], skipped: skipped) }
+        guard !written.isEmpty else { return CommitResult(revision: layer.revision, applied: [], skipped: skipped) }
         // A record written twice in the batch is stored as it was last written.
         records.write(writtenTwice ? written.keepingLast(by: \.record.id) : written)
-        return CommitResult(revision: revision, applied: applied, skipped: skipped)
+        return CommitResult(revision: revision, applied: written.map(\.record), skipped: skipped)
     }
 
     /// Why a change's condition fails against the record as it is, or `nil` if it holds.

@@ -32,13 +32,7 @@ extension SQLiteTransaction {
         // than `id IN (…)`, whose list SQLite first copies into an index of its own; each id goes
         // in once, so that each record comes out once.
         var seen: Set<String> = []
-        var json: [UInt8] = [UInt8(ascii: "[")]
-        for id in ids where seen.insert(id).inserted {
-            if json.count > 1 { json.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(id, into: &json)
-        }
-        json.append(UInt8(ascii: "]"))
-        let array = String(decoding: json, as: UTF8.self)
+        let array = JSONValue.array(ids.filter { seen.insert($0).inserted }.map(JSONValue.string)).serializedString()
         return try await run { db in
             try Self.records(
                 Row.fetchCursor(
