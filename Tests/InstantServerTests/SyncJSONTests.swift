@@ -89,27 +89,56 @@ struct SyncJSONTests {
                     let answer = InstantAPI.SyncAnswer(
                         revision: 4, reset: false, lastPushID: nil, changes: shared.records[start...], shared: shared,
                         settled: settledRecords)
-                    var written = ByteBuffer()
+                    var written = SyncAnswerBody()
                     answer.writeRecords(visibleTo: token, into: &written)
                     var expected = ByteBuffer()
                     StoredRecord.writeSyncJSONArray(
                         Array(records[start...]) + settledRecords, visibleTo: token, into: &expected)
-                    #expect(String(buffer: written) == String(buffer: expected))
+                    #expect(String(buffer: written.joined()) == String(buffer: expected))
                 }
             }
         }
         // The hidden record is a tombstone for the user who may view only its own.
-        var hidden = ByteBuffer()
+        var hidden = SyncAnswerBody()
         InstantAPI.SyncAnswer(
             revision: 4, reset: false, lastPushID: nil, changes: shared.records[2...], shared: shared, settled: []
         ).writeRecords(visibleTo: ownOnly, into: &hidden)
-        let visible = try JSONValue.parse(Data(String(buffer: hidden).utf8)).arrayValue ?? []
+        let visible = try JSONValue.parse(Data(String(buffer: hidden.joined()).utf8)).arrayValue ?? []
         #expect(visible.map { $0["deleted"] == true } == [false, true])
     }
 
+    /// An answer's body takes the JSON it shares with the other answers of its group as it is,
+    /// between the text written for it: over HTTP the parts go out one after the other, the shared
+    /// bytes from where they were written; in one buffer they are the whole answer.
+    @Test func anAnswerBodyTakesSharedJSONWithoutCopyingIt() {
+        let shared = ByteBuffer(string: #"{"id":"a"},{"id":"b"},{"id":"c"}"#)
+        var body = SyncAnswerBody(ByteBuffer(string: #"{"revision":3,"#))
+        body.text.writeString(#""records":["#)
+        body.append(shared: shared.getSlice(at: 11, length: 21)!)
+        body.text.writeString(",")
+        body.append(shared: ByteBuffer(string: #"{"id":"d"}"#))
+        body.text.writeString("]}")
+        #expect(
+            body.buffers.map { String(buffer: $0) } == [
+                #"{"revision":3,"records":["#, #"{"id":"b"},{"id":"c"}"#, ",", #"{"id":"d"}"#, "]}",
+            ])
+        let whole = #"{"revision":3,"records":[{"id":"b"},{"id":"c"},{"id":"d"}]}"#
+        #expect(body.readableBytes == whole.utf8.count)
+        #expect(String(buffer: body.joined()) == whole)
+        // The shared part is a view of the shared buffer (from its 11th byte), not a copy.
+        #expect(
+            body.buffers[1].withVeryUnsafeBytes { $0.baseAddress }
+                == shared.withVeryUnsafeBytes { $0.baseAddress.map { $0 + 11 } })
+        // A body of text only is that text, in one part.
+        let text = SyncAnswerBody(ByteBuffer(string: "{}"))
+        #expect(text.buffers.map { String(buffer: $0) } == ["{}"] && String(buffer: text.joined()) == "{}")
+        #expect(SyncAnswerBody().buffers.count == 1 && SyncAnswerBody().readableBytes == 0)
+    }
+
     /// The work of writing an answer is judged by what it reads: the first answer of a group reads
-    /// every record the group's answers share (it makes their JSON for all of them) and its own, the
-    /// next ones only their own; a user with collaboration permissions reads only their own.
+    /// every record the group's answers share (it makes their JSON for all of them), the next ones
+    /// only copy their own from it, which counts for a fraction of writing them; a user with
+    /// collaboration permissions writes only their own.
     @Test func anAnswerCountsTheSharedRecordsOnlyWhileNoAnswerWroteThem() throws {
         let records = (1...4).map { revision in
             StoredRecord(
@@ -123,14 +152,16 @@ struct SyncJSONTests {
         let last = InstantAPI.SyncAnswer(
             revision: 4, reset: false, lastPushID: nil, changes: shared.records[3...], shared: shared, settled: [])
         #expect(
-            last.contentBytes(writtenFor: everyone) == 1_400,
-            "every shared record, before any answer wrote them, and its own")
+            last.contentBytes(writtenFor: everyone) == 1_000 + 400 / InstantAPI.SyncAnswer.sharedCopyDiscount,
+            "every shared record, before any answer wrote them, and its own copied then")
         #expect(last.contentBytes(writtenFor: ownOnly) == 400, "its own: it does not use the shared JSON")
         #expect(!shared.hasDerived(SharedSyncJSON.self))
-        var written = ByteBuffer()
+        var written = SyncAnswerBody()
         last.writeRecords(visibleTo: everyone, into: &written)
         #expect(shared.hasDerived(SharedSyncJSON.self))
-        #expect(last.contentBytes(writtenFor: everyone) == 400, "its own, once the shared JSON is made")
+        #expect(
+            last.contentBytes(writtenFor: everyone) == 400 / InstantAPI.SyncAnswer.sharedCopyDiscount,
+            "its own, copied, once the shared JSON is made")
     }
 
     /// Records that carry a run of another group's records write the JSON of that run as the
@@ -158,11 +189,11 @@ struct SyncJSONTests {
                 let answer = InstantAPI.SyncAnswer(
                     revision: 8, reset: false, lastPushID: nil, changes: shared.records[start...], shared: shared,
                     settled: [])
-                var written = ByteBuffer()
+                var written = SyncAnswerBody()
                 answer.writeRecords(visibleTo: everyone, into: &written)
                 var expected = ByteBuffer()
                 StoredRecord.writeSyncJSONArray(shared.records[start...], into: &expected)
-                #expect(String(buffer: written) == String(buffer: expected))
+                #expect(String(buffer: written.joined()) == String(buffer: expected))
             }
         }
     }

@@ -180,7 +180,7 @@ extension InstantAPI {
             let answer = try await sync(
                 request.sync, size: text.readableBytes, token: token, enclosedIn: request.answerEnvelope, logger: logger
             )
-            return (answer.body, answer.revision)
+            return (answer.body.joined(), answer.revision)
         } catch {
             let apiError = APIError(answering: error)
             if apiError.status.code >= 500 {

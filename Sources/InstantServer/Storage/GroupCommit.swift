@@ -91,10 +91,14 @@ final class GroupRecords: Sendable {
     /// Notes what a read of `ids` found.
     func remember(_ found: [StoredRecord], lookedFor ids: [String]) {
         state.withLock { state in
+            // Room for all of them: a group reads the records its commits name first, and then
+            // mostly writes them (those that were not found too).
+            state.records.reserveCapacity(state.records.count + ids.count)
             for record in found {
                 state.records[record.id, default: (record, false)].record = record
             }
             let foundIDs = Set(found.map(\.id))
+            state.absent.reserveCapacity(state.absent.count + max(ids.count - found.count, 0))
             state.absent.formUnion(ids.filter { !foundIDs.contains($0) })
         }
     }

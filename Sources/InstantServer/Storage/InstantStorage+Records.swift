@@ -638,13 +638,16 @@ extension InstantStorage {
         }
         // Everything the batch can touch, read once: the records it names, and the comments of
         // the threads it may delete; and whether the batch wrote each.
-        var rows: [String: (row: RecordRow, isWritten: Bool)] = [:]
         let (known, unknown) = records.known(changes.map(\.recordID))
         let unread = Array(Set(unknown))
         let read =
             unread.isEmpty
             ? [] : try await transaction.records(documentID: layer.documentID, layer: layer.name, ids: unread)
         records.remember(read, lookedFor: unread)
+        // Sized for every record the batch names at once: grown from empty, a dictionary hashes its
+        // keys again at every doubling.
+        var rows: [String: (row: RecordRow, isWritten: Bool)] = [:]
+        rows.reserveCapacity(changes.count + read.count + known.count)
         for record in read + known.values {
             rows[record.id] = (RecordRow(record: record, threadRoot: threadRoot(of: record)), false)
         }
@@ -841,18 +844,25 @@ struct ChangedRecords: Sendable {
         // Positions are sorted rather than records: a record is a dozen fields to move at every swap.
         // The committed records are by revision: those after `after` are their end.
         let changed = committed[(committed.firstIndex { $0.revision > after } ?? committed.endIndex)...]
-        var records = rewritten.isEmpty ? Array(changed) : changed.filter { !rewritten.contains($0.id) }
-        // Unless one was rewritten, those kept are the end of the source's records.
-        let carried = source.flatMap { source -> SharedRecords.Carried? in
-            guard source.records.count == committed.count, records.count == changed.count else { return nil }
-            return SharedRecords.Carried(source: source, offset: changed.startIndex, count: records.count)
-        }
         let newer = written.indices.filter { written[$0].revision > after }
         let order =
             ordered
             ? newer
             : newer.sorted { (written[$0].revision, written[$0].id) < (written[$1].revision, written[$1].id) }
-        records.reserveCapacity(records.count + order.count)
+        // Made at its final size and filled once: a copy of the committed records that then grew
+        // for the writes would copy them all again (a group's answers share about a thousand).
+        var records: [StoredRecord] = []
+        records.reserveCapacity(changed.count + order.count)
+        if rewritten.isEmpty {
+            records.append(contentsOf: changed)
+        } else {
+            for record in changed where !rewritten.contains(record.id) { records.append(record) }
+        }
+        // Unless one was rewritten, those kept are the end of the source's records.
+        let carried = source.flatMap { [kept = records.count] source -> SharedRecords.Carried? in
+            guard source.records.count == committed.count, kept == changed.count else { return nil }
+            return SharedRecords.Carried(source: source, offset: changed.startIndex, count: kept)
+        }
         for position in order { records.append(written[position]) }
         self.after = after
         shared = SharedRecords(records, carrying: carried)

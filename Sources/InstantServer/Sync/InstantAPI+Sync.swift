@@ -17,7 +17,7 @@ extension InstantAPI {
         let data = try await body(request, limit: syncBodyLimit)
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: try await syncAnswer(toBody: data, token: token, logger: context.logger)))
+            body: .init(byteBuffer: try await syncAnswer(toBody: data, token: token, logger: context.logger).joined()))
     }
 
     /// The body limit of sync requests.
@@ -26,7 +26,7 @@ extension InstantAPI {
     }
 
     /// The answer to the body of a sync request from the token's client, encoded.
-    private func syncAnswer(toBody data: Data, token: ClientToken, logger: Logger) async throws -> ByteBuffer {
+    private func syncAnswer(toBody data: Data, token: ClientToken, logger: Logger) async throws -> SyncAnswerBody {
         let maxChanges = configuration.clientLimits.maxChangesPerPush
         let syncRequest = try await LargeWork.run(bytes: data.count) {
             try SyncRequest(Self.json(fromBody: data), maxChanges: maxChanges)
@@ -77,7 +77,7 @@ extension InstantAPI {
     /// Applies a sync request that a connection answers ahead of the router, its token checked
     /// (``authorizeSync(_:verifier:logger:)``): the route's own work; the answer's body, or the error
     /// to answer.
-    func applySync(_ request: SyncHTTPRequest, logger: Logger) async -> Result<ByteBuffer, APIError> {
+    func applySync(_ request: SyncHTTPRequest, logger: Logger) async -> Result<SyncAnswerBody, APIError> {
         await Self.answering(logger) {
             guard let token = request.token else {
                 throw APIError(.internalServerError, "A sync request was applied before its token was checked.")
@@ -107,7 +107,7 @@ extension InstantAPI {
         /// The layer's revision the answer brings the client to.
         var revision: Int64
         /// `{"revision", "reset", "pushId", "rejected", "records"}`, in its envelope if it has one.
-        var body: ByteBuffer
+        var body: SyncAnswerBody
     }
 
     /// The text around an answer that goes out inside a message (a WebSocket's answer to a sync
@@ -216,7 +216,7 @@ extension InstantAPI {
     private static func encode(
         _ answer: SyncAnswer, rejections: [SyncRejection], visibleTo token: ClientToken,
         enclosedIn envelope: AnswerEnvelope?
-    ) -> ByteBuffer {
+    ) -> SyncAnswerBody {
         let rejected = JSONValue.array(
             rejections.map { rejection in
                 [
@@ -227,15 +227,15 @@ extension InstantAPI {
                 ]
             }
         )
-        var body = envelope?.opening ?? ByteBuffer()
-        body.writeString(#"{"revision":\#(answer.revision),"reset":\#(answer.reset),"pushId":"#)
-        body.writeString(answer.lastPushID.map(String.init) ?? "null")
-        body.writeString(#","rejected":"#)
-        body.writeBytes(rejected.serialized())
-        body.writeString(#","records":"#)
+        var body = SyncAnswerBody(envelope?.opening ?? ByteBuffer())
+        body.text.writeString(#"{"revision":\#(answer.revision),"reset":\#(answer.reset),"pushId":"#)
+        body.text.writeString(answer.lastPushID.map(String.init) ?? "null")
+        body.text.writeString(#","rejected":"#)
+        body.text.writeBytes(rejected.serialized())
+        body.text.writeString(#","records":"#)
         answer.writeRecords(visibleTo: token, into: &body)
-        body.writeString("}")
-        if let envelope { body.writeStaticString(envelope.closing) }
+        body.text.writeString("}")
+        if let envelope { body.text.writeStaticString(envelope.closing) }
         return body
     }
 
@@ -288,31 +288,41 @@ extension InstantAPI {
         /// of them for a repeated push), so that the client can settle each of its changes.
         var settled: [StoredRecord]
 
-        /// The bytes of stored contents that writing the answer for `token` reads, about the size of
-        /// the JSON it writes: its own records, and, when it is the first of its group's answers to
+        /// How much work writing the answer for `token` is, in bytes of stored contents whose JSON it
+        /// writes: the records it writes itself, and, when it is the first of its group's answers to
         /// write their shared records, those it makes the JSON of for every answer
-        /// (``SharedRecords/recordsToDerive(_:)``).
+        /// (``SharedRecords/recordsToDerive(_:)``). The shared JSON it takes counts for a
+        /// ``sharedCopyDiscount``th of its bytes: an answer over HTTP sends it as it is, and one on a
+        /// WebSocket copies it into its message (``SyncAnswerBody/joined()``).
         func contentBytes(writtenFor token: ClientToken) -> Int {
-            var bytes = changes.reduce(0) { $0 + $1.content.count } + settled.reduce(0) { $0 + $1.content.count }
-            if let shared, token.collaborationPermissions == nil {
-                bytes += shared.recordsToDerive(SharedSyncJSON.self).reduce(0) { $0 + $1.content.count }
+            var bytes = settled.reduce(0) { $0 + $1.content.count }
+            guard let shared, token.collaborationPermissions == nil else {
+                return bytes + changes.reduce(0) { $0 + $1.content.count }
             }
-            return bytes
+            bytes += shared.recordsToDerive(SharedSyncJSON.self).reduce(0) { $0 + $1.content.count }
+            return bytes + changes.reduce(0) { $0 + $1.content.count } / Self.sharedCopyDiscount
         }
 
+        /// How many times cheaper copying a record's JSON from the shared JSON is than writing it: a
+        /// copy of bytes in one piece, against a record's metadata put together and its content
+        /// copied. An answer that takes a megabyte of shared JSON (at most a tenth of a millisecond
+        /// to copy) stays on its connection's event loop, rather than go to the pool of threads and
+        /// back (``LargeWork``).
+        static let sharedCopyDiscount = 8
+
         /// Writes the records as the JSON array of the answer: the changes as its group's answers
-        /// share them, written once, when the token's user may view every record.
-        func writeRecords(visibleTo token: ClientToken, into buffer: inout ByteBuffer) {
-            buffer.writeInteger(UInt8(ascii: "["))
+        /// share them, written once and taken as they are, when the token's user may view every record.
+        func writeRecords(visibleTo token: ClientToken, into body: inout SyncAnswerBody) {
+            body.text.writeInteger(UInt8(ascii: "["))
             var starts: [Int]? = nil
             if let shared, token.collaborationPermissions == nil {
-                shared.derived(SharedSyncJSON.self).write(from: changes.startIndex, into: &buffer)
+                shared.derived(SharedSyncJSON.self).write(from: changes.startIndex, into: &body)
             } else {
-                StoredRecord.writeSyncJSONList(changes, visibleTo: token, into: &buffer, startsOfRecords: &starts)
+                StoredRecord.writeSyncJSONList(changes, visibleTo: token, into: &body.text, startsOfRecords: &starts)
             }
-            if !changes.isEmpty, !settled.isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
-            StoredRecord.writeSyncJSONList(settled, visibleTo: token, into: &buffer, startsOfRecords: &starts)
-            buffer.writeInteger(UInt8(ascii: "]"))
+            if !changes.isEmpty, !settled.isEmpty { body.text.writeInteger(UInt8(ascii: ",")) }
+            StoredRecord.writeSyncJSONList(settled, visibleTo: token, into: &body.text, startsOfRecords: &starts)
+            body.text.writeInteger(UInt8(ascii: "]"))
         }
     }
 

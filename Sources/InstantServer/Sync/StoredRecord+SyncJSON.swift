@@ -130,11 +130,11 @@ struct SharedSyncJSON: RecordsDerivation {
             return Run(text: text, starts: starts[first..<last], end: last < starts.endIndex ? starts[last] - 1 : end)
         }
 
-        /// Writes the JSON of the records from `offset` (counted from its first) to its last.
-        func write(from offset: Int, into buffer: inout ByteBuffer) {
+        /// The JSON of the records from `offset` (counted from its first) to its last: a slice of
+        /// ``text``, which shares its bytes.
+        func slice(from offset: Int) -> ByteBuffer? {
             let start = starts[starts.startIndex + offset]
-            guard let bytes = text.getSlice(at: start, length: end - start) else { return }
-            buffer.writeImmutableBuffer(bytes)
+            return text.getSlice(at: start, length: end - start)
         }
     }
 
@@ -162,20 +162,14 @@ struct SharedSyncJSON: RecordsDerivation {
         return parts
     }
 
-    /// Writes the JSON of the records from the one at `index` (in the shared records) to the last,
-    /// separated by commas.
-    func write(from index: Int, into buffer: inout ByteBuffer) {
-        // Room for it all at once: an answer's records can be megabytes, which growing the buffer
-        // step by step would copy again at every step.
-        var size = 0
-        for (run, first) in zip(runs, firstIndices) where index < first + run.starts.count {
-            size += run.end - run.starts[run.starts.startIndex + max(index - first, 0)] + 1
-        }
-        buffer.reserveCapacity(buffer.writerIndex + size)
+    /// Adds the JSON of the records from the one at `index` (in the shared records) to the last,
+    /// separated by commas, to `body`: the runs' bytes as they are, not copied.
+    func write(from index: Int, into body: inout SyncAnswerBody) {
         var wrote = false
         for (run, first) in zip(runs, firstIndices) where index < first + run.starts.count {
-            if wrote { buffer.writeInteger(UInt8(ascii: ",")) }
-            run.write(from: max(index - first, 0), into: &buffer)
+            guard let slice = run.slice(from: max(index - first, 0)) else { continue }
+            if wrote { body.text.writeInteger(UInt8(ascii: ",")) }
+            body.append(shared: slice)
             wrote = true
         }
     }

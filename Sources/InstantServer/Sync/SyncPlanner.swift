@@ -88,6 +88,9 @@ struct SyncPlanner: Sendable {
         let stored = try await reader.records(ids: referencedIDs)
         // Records put or deleted earlier in this push, so later changes see them.
         var overlay: [String: Known] = [:]
+        // Sized for the push at once: grown from empty, a dictionary hashes its keys again at every
+        // doubling.
+        overlay.reserveCapacity(request.changes.count)
 
         func known(_ id: String) -> Known? {
             if let value = overlay[id] { return value }
@@ -205,6 +208,7 @@ struct SyncPlanner: Sendable {
 
     private static func referencedIDs(of request: SyncRequest) -> [String] {
         var ids: Set<String> = []
+        ids.reserveCapacity(request.changes.count)
         for change in request.changes {
             ids.insert(change.id)
             guard case .put(let content, _) = change.operation else { continue }

@@ -37,18 +37,18 @@ public struct SyncEndpoint: Sendable {
 
     /// The answer to a sync request: its head (the router's headers: content type, length, security
     /// headers, request id, date, server) and body; logged and counted as the router's answers are.
-    func answer(_ request: SyncHTTPRequest, _ result: Result<ByteBuffer, APIError>, id: String, logger: Logger)
-        -> (head: HTTPResponse, body: ByteBuffer)
+    func answer(_ request: SyncHTTPRequest, _ result: Result<SyncAnswerBody, APIError>, id: String, logger: Logger)
+        -> (head: HTTPResponse, body: SyncAnswerBody)
     {
         var head: HTTPResponse
-        let body: ByteBuffer
+        let body: SyncAnswerBody
         switch result {
         case .success(let answer):
             head = HTTPResponse(status: .ok, headerFields: [.contentType: "application/json; charset=utf-8"])
             body = answer
         case .failure(let error):
             head = HTTPResponse(status: error.status, headerFields: error.answerHeaders)
-            body = ByteBuffer(bytes: error.body)
+            body = SyncAnswerBody(ByteBuffer(bytes: error.body))
         }
         head.headerFields[.contentLength] = String(body.readableBytes)
         ResponseSecurityHeaders.add(to: &head.headerFields)
@@ -223,10 +223,12 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Writes a sync request's answer, then goes on with what waited for it.
     private func finish(
-        _ request: SyncHTTPRequest, _ answer: (head: HTTPResponse, body: ByteBuffer), context: ChannelHandlerContext
+        _ request: SyncHTTPRequest, _ answer: (head: HTTPResponse, body: SyncAnswerBody), context: ChannelHandlerContext
     ) {
         context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-        context.write(wrapOutboundOut(.body(answer.body)), promise: nil)
+        // Part by part: the records an answer shares with the others of its group go out from where
+        // they were written once for all of them.
+        for part in answer.body.buffers { context.write(wrapOutboundOut(.body(part)), promise: nil) }
         if request.closesConnection {
             // The output only: what the client still sends is read (and dropped) rather than answered
             // with a reset, which could lose the answer on its way.

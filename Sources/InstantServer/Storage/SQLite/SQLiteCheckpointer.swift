@@ -19,8 +19,11 @@ import Synchronization
 /// checkpoint for a log that reaches ``writerCheckpointPages`` pages: that commit copies what is
 /// left, and the log starts again.
 final class SQLiteCheckpointer: Sendable {
-    /// How long after a commit its checkpoint runs: the commits meanwhile share it.
-    static let delay = TimeAmount.milliseconds(10)
+    /// How long after a commit its checkpoint runs: the commits meanwhile share it. Every commit
+    /// writes the pages at the end of the records' indexes again, and every checkpoint copies
+    /// them: at 10 ms, under a stream of pushes, the checkpoints took twice the processor time they
+    /// take at 100 ms (docs/BENCHMARKS.md).
+    static let delay = TimeAmount.milliseconds(100)
     /// The log's pages from which a commit checkpoints itself (SQLite's `wal_autocheckpoint`): 16 MiB
     /// in pages of 4 KiB, where SQLite's default is 1,000 pages.
     static let writerCheckpointPages = 4_000

@@ -32,6 +32,7 @@ extension SQLiteTransaction {
         // than `id IN (…)`, whose list SQLite first copies into an index of its own; each id goes
         // in once, so that each record comes out once.
         var seen: Set<String> = []
+        seen.reserveCapacity(ids.count)
         let array = JSONValue.array(ids.filter { seen.insert($0).inserted }.map(JSONValue.string)).serializedString()
         return try await run { db in
             try Self.records(
