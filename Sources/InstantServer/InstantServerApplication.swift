@@ -229,7 +229,7 @@ public struct ListeningEndpoint: Sendable {
     let storedRevision: @Sendable (LayerEvents.Layer) async throws -> Int64
     /// The answer to a message a client sent (`nil`: a binary message), and the revision it brings
     /// the client to.
-    let answer: @Sendable (ByteBuffer?, ClientToken, UUID, Logger) async -> (text: ByteBuffer, revision: Int64?)
+    let answer: @Sendable (ByteBuffer?, ClientToken, UUID, Logger) async -> (text: SyncAnswerBody, revision: Int64?)
     /// Counts the requests being answered, for the server's shutdown to wait for.
     let underWay: SyncRequestsUnderWay
     /// The largest message a client may send (``ClientLimits/maxSocketMessageSize``).

@@ -1,7 +1,10 @@
 import Foundation
 import InstantJSON
 import InstantTesting
+import Logging
 import NIOCore
+import NIOEmbedded
+import NIOWebSocket
 import Testing
 
 @testable import InstantServer
@@ -57,6 +60,56 @@ struct SocketSyncTests {
 
     /// The answer is written between the envelope's two parts, which carry the request id as the
     /// client sent it (escaped as JSON).
+    /// An answer goes out as frames of its parts: the JSON it shares with the other answers of its
+    /// group in slices of where it was written (frames of at most 16 KiB, never copied into one
+    /// buffer), the text written for it around them; one text message in all.
+    @Test func anAnswerGoesOutInFramesOfItsParts() async throws {
+        let (registered, registration) = AsyncStream<Void>.makeStream()
+        let shared = ByteBuffer(string: String(repeating: "s", count: 40_000))
+        let endpoint = ListeningEndpoint(
+            admit: { _, _ in nil }, events: LayerEvents(),
+            storedRevision: { _ in
+                registration.yield()
+                return 0
+            },
+            answer: { _, _, _, _ in
+                var body = SyncAnswerBody(ByteBuffer(string: #"{"requestId":1,"answer":{"records":["#))
+                body.append(shared: shared)
+                body.text.writeString(",")
+                body.append(shared: ByteBuffer(string: "t"))
+                body.text.writeString("]}}")
+                return (body, 0)
+            },
+            underWay: SyncRequestsUnderWay(), maxMessageSize: 1 << 16, pingInterval: .seconds(3600))
+        let session = ListeningSession(
+            token: NodeRelayTests.token("a"), layer: .init(documentID: "d", name: ""), since: 0,
+            receivesRecords: false)
+        let channel = NIOAsyncTestingChannel()
+        try await channel.pipeline.addHandler(
+            ListeningWebSocketHandler(session: session, endpoint: endpoint, logger: Logger(label: "test.socket")))
+        for await _ in registered { break }
+        let request = ByteBuffer(string: #"{"requestId":1,"clientId":"c","baseRevision":0}"#)
+        try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .text, data: request))
+
+        var frames: [WebSocketFrame] = []
+        repeat {
+            let frame = try await channel.waitForOutboundWrite(as: WebSocketFrame.self)
+            // The listener's presence may go out first, in a message of its own.
+            if frames.isEmpty, !String(buffer: frame.unmaskedData).hasPrefix(#"{"requestId""#) { continue }
+            frames.append(frame)
+        } while frames.last?.fin != true
+        #expect(frames.map(\.opcode) == [.text] + Array(repeating: .continuation, count: frames.count - 1))
+        #expect(frames.dropLast().allSatisfy { !$0.fin })
+        #expect(frames.allSatisfy { $0.unmaskedData.readableBytes <= ListeningWebSocketHandler.frameSize })
+        let text = frames.map { String(buffer: $0.unmaskedData) }.joined()
+        #expect(text == #"{"requestId":1,"answer":{"records":["# + String(repeating: "s", count: 40_000) + ",t]}}")
+        // The shared JSON's frames are slices of its buffer: 16 KiB, 16 KiB and the rest.
+        let sharedStart = shared.withVeryUnsafeBytes { $0.baseAddress }
+        #expect(frames[1].unmaskedData.withVeryUnsafeBytes { $0.baseAddress } == sharedStart)
+        #expect(frames[1...3].map(\.unmaskedData.readableBytes) == [16_384, 16_384, 40_000 - 2 * 16_384])
+        try await channel.close()
+    }
+
     @Test func theAnswersEnvelopeNamesTheRequest() throws {
         let cases: [(id: JSONValue, opening: String)] = [
             (7, #"{"requestId":7,"answer":"#),

@@ -59,7 +59,7 @@ struct SyncRequestsUnderWayTests {
             },
             answer: { _, _, _, _ in
                 for await _ in released { break }
-                return (ByteBuffer(string: #"{"revision":0}"#), 0)
+                return (SyncAnswerBody(ByteBuffer(string: #"{"revision":0}"#)), 0)
             },
             underWay: underWay, maxMessageSize: 1 << 16, pingInterval: .seconds(3600))
         let session = ListeningSession(

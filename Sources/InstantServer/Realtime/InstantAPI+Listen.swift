@@ -149,11 +149,11 @@ extension InstantAPI {
     func answerOnSocket(
         _ message: ByteBuffer?, token: ClientToken, listener: UUID, logger: Logger
     ) async -> (
-        text: ByteBuffer, revision: Int64?
+        text: SyncAnswerBody, revision: Int64?
     ) {
         guard let text = message else {
             let error = APIError.badRequest(#"Send sync requests as text messages {"requestId", "sync"}."#)
-            return (SocketSyncRequest.failure(error, to: .null), nil)
+            return (SyncAnswerBody(SocketSyncRequest.failure(error, to: .null)), nil)
         }
         let request: SocketSyncRequest
         let maxChanges = configuration.clientLimits.maxChangesPerPush
@@ -162,31 +162,31 @@ extension InstantAPI {
                 try SocketSyncRequest(text, maxChanges: maxChanges)
             }
         } catch let failure as SocketSyncRequest.Failure {
-            return (SocketSyncRequest.failure(failure.error, to: failure.requestID), nil)
+            return (SyncAnswerBody(SocketSyncRequest.failure(failure.error, to: failure.requestID)), nil)
         } catch {
-            return (SocketSyncRequest.failure(APIError(answering: error), to: .null), nil)
+            return (SyncAnswerBody(SocketSyncRequest.failure(APIError(answering: error), to: .null)), nil)
         }
         // The socket closes on expiry and revocation; a request that arrives first is refused as
         // an HTTP request with the token would be.
         if token.timeLeft(atMost: .seconds(1)) <= .zero {
             let error = APIError.unauthorized("The token expired; reconnect with a new token.")
-            return (SocketSyncRequest.failure(error, to: request.requestID), nil)
+            return (SyncAnswerBody(SocketSyncRequest.failure(error, to: request.requestID)), nil)
         }
         if events.isRevoked(listener) {
             let error = APIError.unauthorized("The token was revoked; get a new token.")
-            return (SocketSyncRequest.failure(error, to: request.requestID), nil)
+            return (SyncAnswerBody(SocketSyncRequest.failure(error, to: request.requestID)), nil)
         }
         do {
             let answer = try await sync(
                 request.sync, size: text.readableBytes, token: token, enclosedIn: request.answerEnvelope, logger: logger
             )
-            return (answer.body.joined(), answer.revision)
+            return (answer.body, answer.revision)
         } catch {
             let apiError = APIError(answering: error)
             if apiError.status.code >= 500 {
                 logger.error("A sync request on a listening WebSocket failed", metadata: ["error": "\(error)"])
             }
-            return (SocketSyncRequest.failure(apiError, to: request.requestID), nil)
+            return (SyncAnswerBody(SocketSyncRequest.failure(apiError, to: request.requestID)), nil)
         }
     }
 }

@@ -268,7 +268,7 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
             messages.append((state.presenceMessage, .presence))
         }
         for message in messages {
-            writeText(message.text, context: context)
+            writeText([message.text], context: context)
             endpoint.events.metrics.sent(message.kind)
         }
         if !messages.isEmpty { context.flush() }
@@ -282,15 +282,25 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
         context.fireChannelWritabilityChanged()
     }
 
-    /// Writes a text message that is already UTF-8, in frames of at most ``frameSize``.
-    private func writeText(_ text: ByteBuffer, context: ChannelHandlerContext) {
-        var rest = text
-        var opcode = WebSocketOpcode.text
-        while rest.readableBytes > Self.frameSize, let frame = rest.readSlice(length: Self.frameSize) {
-            context.write(wrapOutboundOut(WebSocketFrame(fin: false, opcode: opcode, data: frame)), promise: nil)
-            opcode = .continuation
+    /// Writes a text message that is already UTF-8, given in parts (a sync answer's, whose records
+    /// its group's answers share: ``SyncAnswerBody``), in frames of at most ``frameSize``. Each part
+    /// goes out as slices of itself, never copied into one buffer with the others: a shorter part
+    /// is a frame of its own.
+    private func writeText(_ parts: [ByteBuffer], context: ChannelHandlerContext) {
+        var frames: [ByteBuffer] = []
+        for part in parts {
+            var rest = part
+            while rest.readableBytes > Self.frameSize, let frame = rest.readSlice(length: Self.frameSize) {
+                frames.append(frame)
+            }
+            if rest.readableBytes > 0 { frames.append(rest) }
         }
-        context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: opcode, data: rest)), promise: nil)
+        if frames.isEmpty { frames.append(ByteBuffer()) }
+        for (index, frame) in frames.enumerated() {
+            let frame = WebSocketFrame(
+                fin: index == frames.count - 1, opcode: index == 0 ? .text : .continuation, data: frame)
+            context.write(wrapOutboundOut(frame), promise: nil)
+        }
     }
 
     // MARK: Reading
@@ -388,7 +398,7 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
                 handler.isAnswering = false
                 guard !handler.isClosing, let context = handler.context else { return }
                 if let revision = answered.revision, revision > handler.told { handler.told = revision }
-                handler.writeText(answered.text, context: context)
+                handler.writeText(answered.text.buffers, context: context)
                 metrics.answeredSocketSyncRequest(in: ContinuousClock.now - started)
                 if let held = handler.heldForAnswer {
                     handler.heldForAnswer = nil

@@ -292,8 +292,8 @@ extension InstantAPI {
         /// writes: the records it writes itself, and, when it is the first of its group's answers to
         /// write their shared records, those it makes the JSON of for every answer
         /// (``SharedRecords/recordsToDerive(_:)``). The shared JSON it takes counts for a
-        /// ``sharedCopyDiscount``th of its bytes: an answer over HTTP sends it as it is, and one on a
-        /// WebSocket copies it into its message (``SyncAnswerBody/joined()``).
+        /// ``sharedCopyDiscount``th of its bytes: it goes out as it is (``SyncAnswerBody``), or is
+        /// copied into one buffer for an answer of the router (``SyncAnswerBody/joined()``).
         func contentBytes(writtenFor token: ClientToken) -> Int {
             var bytes = settled.reduce(0) { $0 + $1.content.count }
             guard let shared, token.collaborationPermissions == nil else {

@@ -4,8 +4,9 @@ import NIOCore
 /// that the answers of its group share (``SharedSyncJSON``), taken as it is rather than copied.
 ///
 /// The answer to a 100-change push carries about a thousand records, most of them in the shared
-/// JSON: over HTTP the parts go out one after the other, and the shared bytes are never copied
-/// into the answer; a WebSocket message takes them in one buffer (``joined()``).
+/// JSON: the parts go out one after the other (over HTTP as parts of the body, on a WebSocket as
+/// frames of the message), and the shared bytes are never copied into the answer. Only an answer
+/// that Hummingbird's router makes takes them in one buffer (``joined()``).
 struct SyncAnswerBody: Sendable {
     /// The parts before ``text``, in order.
     private var parts: [ByteBuffer] = []
