@@ -1,9 +1,7 @@
 import Foundation
 import InstantJSON
 import InstantTesting
-import Logging
 import NIOCore
-import NIOEmbedded
 import NIOWebSocket
 import Testing
 
@@ -64,33 +62,15 @@ struct SocketSyncTests {
     /// group in slices of where it was written (frames of at most 16 KiB, never copied into one
     /// buffer), the text written for it around them; one text message in all.
     @Test func anAnswerGoesOutInFramesOfItsParts() async throws {
-        let (registered, registration) = AsyncStream<Void>.makeStream()
         let shared = ByteBuffer(string: String(repeating: "s", count: 40_000))
-        let endpoint = ListeningEndpoint(
-            admit: { _, _ in nil }, events: LayerEvents(),
-            storedRevision: { _ in
-                registration.yield()
-                return 0
-            },
-            answer: { _, _, _, _ in
-                var body = SyncAnswerBody(ByteBuffer(string: #"{"requestId":1,"answer":{"records":["#))
-                body.append(shared: shared)
-                body.text.writeString(",")
-                body.append(shared: ByteBuffer(string: "t"))
-                body.text.writeString("]}}")
-                return (body, 0)
-            },
-            underWay: SyncRequestsUnderWay(), maxMessageSize: 1 << 16, pingInterval: .seconds(3600))
-        let session = ListeningSession(
-            token: NodeRelayTests.token("a"), layer: .init(documentID: "d", name: ""), since: 0,
-            receivesRecords: false)
-        let channel = NIOAsyncTestingChannel()
-        try await channel.pipeline.addHandler(
-            ListeningWebSocketHandler(session: session, endpoint: endpoint, logger: Logger(label: "test.socket")))
-        for await _ in registered { break }
-        let request = ByteBuffer(string: #"{"requestId":1,"clientId":"c","baseRevision":0}"#)
-        try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .text, data: request))
-
+        let channel = try await ListeningWebSocketHandler.answeringARequest { _, _, _, _ in
+            var body = SyncAnswerBody(ByteBuffer(string: #"{"requestId":1,"answer":{"records":["#))
+            body.append(shared: shared)
+            body.text.writeString(",")
+            body.append(shared: ByteBuffer(string: "t"))
+            body.text.writeString("]}}")
+            return (body, 0)
+        }
         var frames: [WebSocketFrame] = []
         repeat {
             let frame = try await channel.waitForOutboundWrite(as: WebSocketFrame.self)

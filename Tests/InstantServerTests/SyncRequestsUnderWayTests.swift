@@ -48,30 +48,11 @@ struct SyncRequestsUnderWayTests {
     /// (before the task that answers it runs) until its answer is made.
     @Test func aRequestOnAListeningWebSocketCountsFromItsReadToItsAnswer() async throws {
         let underWay = SyncRequestsUnderWay()
-        let (registered, registration) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
-        let endpoint = ListeningEndpoint(
-            admit: { _, _ in nil }, events: LayerEvents(),
-            storedRevision: { _ in
-                // Read once the listener is registered, when sync requests are answered.
-                registration.yield()
-                return 0
-            },
-            answer: { _, _, _, _ in
-                for await _ in released { break }
-                return (SyncAnswerBody(ByteBuffer(string: #"{"revision":0}"#)), 0)
-            },
-            underWay: underWay, maxMessageSize: 1 << 16, pingInterval: .seconds(3600))
-        let session = ListeningSession(
-            token: NodeRelayTests.token("a"), layer: .init(documentID: "d", name: ""), since: 0,
-            receivesRecords: false)
-        let channel = NIOAsyncTestingChannel()
-        try await channel.pipeline.addHandler(
-            ListeningWebSocketHandler(session: session, endpoint: endpoint, logger: Logger(label: "test.socket")))
-        for await _ in registered { break }
-
-        let request = ByteBuffer(string: #"{"requestId":1,"clientId":"c","baseRevision":0}"#)
-        try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .text, data: request))
+        let channel = try await ListeningWebSocketHandler.answeringARequest(underWay: underWay) { _, _, _, _ in
+            for await _ in released { break }
+            return (SyncAnswerBody(ByteBuffer(string: #"{"revision":0}"#)), 0)
+        }
         #expect(underWay.running == 1, "counted as it was read, before its task ran")
         release.yield()
         // The listener's presence may go out first.
@@ -98,5 +79,41 @@ struct SyncRequestsUnderWayTests {
         #expect(try await eventually { underWay.isAwaited }, "the shutdown waits for the request")
         underWay.ended()
         try await running.value
+    }
+}
+
+extension ListeningWebSocketHandler {
+    /// A listening WebSocket's handler on a testing channel (user `a` on the default layer of
+    /// document `d`) whose sync requests `answer` answers, once its listener is registered and it
+    /// has read the sync request `{"requestId":1,…}`.
+    static func answeringARequest(
+        underWay: SyncRequestsUnderWay = SyncRequestsUnderWay(),
+        _ answer:
+            @escaping @Sendable (ByteBuffer?, ClientToken, UUID, Logger) async -> (
+                text: SyncAnswerBody, revision: Int64?
+            )
+    ) async throws -> NIOAsyncTestingChannel {
+        let (registered, registration) = AsyncStream<Void>.makeStream()
+        let endpoint = ListeningEndpoint(
+            admit: { _, _ in nil }, events: LayerEvents(),
+            storedRevision: { _ in
+                // Read once the listener is registered, when sync requests are answered.
+                registration.yield()
+                return 0
+            },
+            answer: answer, underWay: underWay, maxMessageSize: 1 << 16, pingInterval: .seconds(3600))
+        let session = ListeningSession(
+            token: NodeRelayTests.token("a"), layer: .init(documentID: "d", name: ""), since: 0,
+            receivesRecords: false)
+        let channel = NIOAsyncTestingChannel()
+        // Made on the channel's loop, which it is bound to.
+        try await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.addHandler(
+                ListeningWebSocketHandler(session: session, endpoint: endpoint, logger: Logger(label: "test.socket")))
+        }.get()
+        for await _ in registered { break }
+        let request = ByteBuffer(string: #"{"requestId":1,"clientId":"c","baseRevision":0}"#)
+        try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .text, data: request))
+        return channel
     }
 }
