@@ -56,8 +56,6 @@ struct SocketSyncTests {
         }
     }
 
-    /// The answer is written between the envelope's two parts, which carry the request id as the
-    /// client sent it (escaped as JSON).
     /// An answer goes out as frames of its parts: the JSON it shares with the other answers of its
     /// group in slices of where it was written (frames of at most 16 KiB, never copied into one
     /// buffer), the text written for it around them; one text message in all.
@@ -81,6 +79,8 @@ struct SocketSyncTests {
         #expect(frames.map(\.opcode) == [.text] + Array(repeating: .continuation, count: frames.count - 1))
         #expect(frames.dropLast().allSatisfy { !$0.fin })
         #expect(frames.allSatisfy { $0.unmaskedData.readableBytes <= ListeningWebSocketHandler.frameSize })
+        // The text before the shared part, the shared part in three, the comma, "t", the end.
+        try #require(frames.count == 7, "\(frames.map(\.unmaskedData.readableBytes))")
         let text = frames.map { String(buffer: $0.unmaskedData) }.joined()
         #expect(text == #"{"requestId":1,"answer":{"records":["# + String(repeating: "s", count: 40_000) + ",t]}}")
         // The shared JSON's frames are slices of its buffer: 16 KiB, 16 KiB and the rest.
@@ -90,6 +90,8 @@ struct SocketSyncTests {
         try await channel.close()
     }
 
+    /// The answer is written between the envelope's two parts, which carry the request id as the
+    /// client sent it (escaped as JSON).
     @Test func theAnswersEnvelopeNamesTheRequest() throws {
         let cases: [(id: JSONValue, opening: String)] = [
             (7, #"{"requestId":7,"answer":"#),

@@ -137,8 +137,8 @@ struct SyncJSONTests {
 
     /// The work of writing an answer is judged by what it reads: the first answer of a group reads
     /// every record the group's answers share (it makes their JSON for all of them), the next ones
-    /// only copy their own from it, which counts for a fraction of writing them; a user with
-    /// collaboration permissions writes only their own.
+    /// take their own from it as it is, which counts for nothing; a user with collaboration
+    /// permissions writes only their own.
     @Test func anAnswerCountsTheSharedRecordsOnlyWhileNoAnswerWroteThem() throws {
         let records = (1...4).map { revision in
             StoredRecord(
@@ -152,16 +152,13 @@ struct SyncJSONTests {
         let last = InstantAPI.SyncAnswer(
             revision: 4, reset: false, lastPushID: nil, changes: shared.records[3...], shared: shared, settled: [])
         #expect(
-            last.contentBytes(writtenFor: everyone) == 1_000 + 400 / InstantAPI.SyncAnswer.sharedCopyDiscount,
-            "every shared record, before any answer wrote them, and its own copied then")
+            last.contentBytes(writtenFor: everyone) == 1_000, "every shared record, before any answer wrote them")
         #expect(last.contentBytes(writtenFor: ownOnly) == 400, "its own: it does not use the shared JSON")
         #expect(!shared.hasDerived(SharedSyncJSON.self))
         var written = SyncAnswerBody()
         last.writeRecords(visibleTo: everyone, into: &written)
         #expect(shared.hasDerived(SharedSyncJSON.self))
-        #expect(
-            last.contentBytes(writtenFor: everyone) == 400 / InstantAPI.SyncAnswer.sharedCopyDiscount,
-            "its own, copied, once the shared JSON is made")
+        #expect(last.contentBytes(writtenFor: everyone) == 0, "nothing to write once the shared JSON is made")
     }
 
     /// Records that carry a run of another group's records write the JSON of that run as the

@@ -268,7 +268,7 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
             messages.append((state.presenceMessage, .presence))
         }
         for message in messages {
-            writeText([message.text], context: context)
+            writeText(CollectionOfOne(message.text), context: context)
             endpoint.events.metrics.sent(message.kind)
         }
         if !messages.isEmpty { context.flush() }
@@ -286,21 +286,26 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
     /// its group's answers share: ``SyncAnswerBody``), in frames of at most ``frameSize``. Each part
     /// goes out as slices of itself, never copied into one buffer with the others: a shorter part
     /// is a frame of its own.
-    private func writeText(_ parts: [ByteBuffer], context: ChannelHandlerContext) {
-        var frames: [ByteBuffer] = []
+    private func writeText(_ parts: some Collection<ByteBuffer>, context: ChannelHandlerContext) {
+        // Each frame is held back until the next one comes, so that the last goes out as the end.
+        var held: ByteBuffer?
+        var opcode = WebSocketOpcode.text
+        func send(_ frame: ByteBuffer) {
+            if let earlier = held {
+                context.write(wrapOutboundOut(WebSocketFrame(fin: false, opcode: opcode, data: earlier)), promise: nil)
+                opcode = .continuation
+            }
+            held = frame
+        }
         for part in parts {
             var rest = part
             while rest.readableBytes > Self.frameSize, let frame = rest.readSlice(length: Self.frameSize) {
-                frames.append(frame)
+                send(frame)
             }
-            if rest.readableBytes > 0 { frames.append(rest) }
+            if rest.readableBytes > 0 { send(rest) }
         }
-        if frames.isEmpty { frames.append(ByteBuffer()) }
-        for (index, frame) in frames.enumerated() {
-            let frame = WebSocketFrame(
-                fin: index == frames.count - 1, opcode: index == 0 ? .text : .continuation, data: frame)
-            context.write(wrapOutboundOut(frame), promise: nil)
-        }
+        let last = WebSocketFrame(fin: true, opcode: opcode, data: held ?? ByteBuffer())
+        context.write(wrapOutboundOut(last), promise: nil)
     }
 
     // MARK: Reading

@@ -291,24 +291,15 @@ extension InstantAPI {
         /// How much work writing the answer for `token` is, in bytes of stored contents whose JSON it
         /// writes: the records it writes itself, and, when it is the first of its group's answers to
         /// write their shared records, those it makes the JSON of for every answer
-        /// (``SharedRecords/recordsToDerive(_:)``). The shared JSON it takes counts for a
-        /// ``sharedCopyDiscount``th of its bytes: it goes out as it is (``SyncAnswerBody``), or is
-        /// copied into one buffer for an answer of the router (``SyncAnswerBody/joined()``).
+        /// (``SharedRecords/recordsToDerive(_:)``). The shared JSON it takes counts for nothing: it
+        /// goes out as it is (``SyncAnswerBody``).
         func contentBytes(writtenFor token: ClientToken) -> Int {
-            var bytes = settled.reduce(0) { $0 + $1.content.count }
+            let bytes = settled.reduce(0) { $0 + $1.content.count }
             guard let shared, token.collaborationPermissions == nil else {
                 return bytes + changes.reduce(0) { $0 + $1.content.count }
             }
-            bytes += shared.recordsToDerive(SharedSyncJSON.self).reduce(0) { $0 + $1.content.count }
-            return bytes + changes.reduce(0) { $0 + $1.content.count } / Self.sharedCopyDiscount
+            return bytes + shared.recordsToDerive(SharedSyncJSON.self).reduce(0) { $0 + $1.content.count }
         }
-
-        /// How many times cheaper copying a record's JSON from the shared JSON is than writing it: a
-        /// copy of bytes in one piece, against a record's metadata put together and its content
-        /// copied. An answer that takes a megabyte of shared JSON (at most a tenth of a millisecond
-        /// to copy) stays on its connection's event loop, rather than go to the pool of threads and
-        /// back (``LargeWork``).
-        static let sharedCopyDiscount = 8
 
         /// Writes the records as the JSON array of the answer: the changes as its group's answers
         /// share them, written once and taken as they are, when the token's user may view every record.

@@ -88,7 +88,8 @@ extension StoredRecord {
 }
 
 /// The sync JSON of records that the answers of a group share (``SharedRecords``), written once:
-/// each answer copies the part from the first record after its base revision on.
+/// each answer takes the part from the first record after its base revision on, as it is
+/// (``SyncAnswerBody``).
 ///
 /// It extends the JSON of the records that a group carries from the group before it
 /// (``RecordsDerivation``): their JSON is taken as that group's answers wrote it, in place, and only

@@ -6,7 +6,8 @@ import NIOCore
 /// The answer to a 100-change push carries about a thousand records, most of them in the shared
 /// JSON: the parts go out one after the other (over HTTP as parts of the body, on a WebSocket as
 /// frames of the message), and the shared bytes are never copied into the answer. Only an answer
-/// that Hummingbird's router makes takes them in one buffer (``joined()``).
+/// that Hummingbird's router makes takes them in one buffer (``joined()``). An answer waiting to go
+/// out keeps the buffers its parts are slices of.
 struct SyncAnswerBody: Sendable {
     /// The parts before ``text``, in order.
     private var parts: [ByteBuffer] = []
