@@ -4,27 +4,65 @@ import Foundation
 ///
 /// A deleted record stays in storage as a tombstone (``isDeleted`` is `true`, ``content`` is
 /// empty) so that "what changed since revision N" includes deletions.
+///
+/// A record is a value, but its fields live in one shared box, copied when a copy of it is
+/// changed: a record goes through many arrays and dictionaries on its way from a push to the
+/// answers (the planner's, the group's, the answers' shared records, the change messages), and a
+/// copy of its ten fields retained each of their strings and its content every time (the 100-change
+/// throughput benchmark's profile, docs/BENCHMARKS.md).
 public struct StoredRecord: Sendable, Hashable {
+    private var box: Box
+
     /// The record id: a ULID for new records, the stringified ``pdfObjectID`` for records from the PDF.
-    public var id: String
+    public var id: String {
+        get { box.fields.id }
+        set { unique().fields.id = newValue }
+    }
     /// What the record is.
-    public var kind: RecordKind
+    public var kind: RecordKind {
+        get { box.fields.kind }
+        set { unique().fields.kind = newValue }
+    }
     /// The layer revision at which the record was last written or deleted.
-    public var revision: Int64
+    public var revision: Int64 {
+        get { box.fields.revision }
+        set { unique().fields.revision = newValue }
+    }
     /// Whether the record is a tombstone.
-    public var isDeleted: Bool
+    public var isDeleted: Bool {
+        get { box.fields.isDeleted }
+        set { unique().fields.isDeleted = newValue }
+    }
     /// The permission group of the record, if any.
-    public var group: String?
+    public var group: String? {
+        get { box.fields.group }
+        set { unique().fields.group = newValue }
+    }
     /// The user who created the record, if known.
-    public var createdBy: String?
+    public var createdBy: String? {
+        get { box.fields.createdBy }
+        set { unique().fields.createdBy = newValue }
+    }
     /// The user who last changed the record, if known.
-    public var updatedBy: String?
+    public var updatedBy: String? {
+        get { box.fields.updatedBy }
+        set { unique().fields.updatedBy = newValue }
+    }
     /// The object number of the PDF object the record came from, for base records and their edits.
-    public var pdfObjectID: Int?
+    public var pdfObjectID: Int? {
+        get { box.fields.pdfObjectID }
+        set { unique().fields.pdfObjectID = newValue }
+    }
     /// The record's Instant JSON object, UTF-8 encoded. Empty for tombstones.
-    public var content: Data
+    public var content: Data {
+        get { box.fields.content }
+        set { unique().fields.content = newValue }
+    }
     /// When the record was last written.
-    public var updatedAt: Date
+    public var updatedAt: Date {
+        get { box.fields.updatedAt }
+        set { unique().fields.updatedAt = newValue }
+    }
 
     /// Creates a stored record value.
     public init(
@@ -39,16 +77,47 @@ public struct StoredRecord: Sendable, Hashable {
         content: Data,
         updatedAt: Date
     ) {
-        self.id = id
-        self.kind = kind
-        self.revision = revision
-        self.isDeleted = isDeleted
-        self.group = group
-        self.createdBy = createdBy
-        self.updatedBy = updatedBy
-        self.pdfObjectID = pdfObjectID
-        self.content = content
-        self.updatedAt = updatedAt
+        box = Box(
+            Fields(
+                id: id, kind: kind, revision: revision, isDeleted: isDeleted, group: group, createdBy: createdBy,
+                updatedBy: updatedBy, pdfObjectID: pdfObjectID, content: content, updatedAt: updatedAt))
+    }
+
+    /// The box of the fields, copied first if another record shares it.
+    private mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+        return box
+    }
+
+    public static func == (left: StoredRecord, right: StoredRecord) -> Bool {
+        left.box === right.box || left.box.fields == right.box.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        box.fields.hash(into: &hasher)
+    }
+
+    /// The box of a record's fields. A box is changed only through a record that holds the only
+    /// reference to it (``unique()``), so no two threads ever see it change.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    private struct Fields: Hashable {
+        var id: String
+        var kind: RecordKind
+        var revision: Int64
+        var isDeleted: Bool
+        var group: String?
+        var createdBy: String?
+        var updatedBy: String?
+        var pdfObjectID: Int?
+        var content: Data
+        var updatedAt: Date
     }
 }
 
