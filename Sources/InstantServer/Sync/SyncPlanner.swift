@@ -22,6 +22,10 @@ struct SyncPlanner: Sendable {
     /// The ids of the stored records the decisions may look at, each once: the records the push
     /// names, the roots of the threads its comments reply to, and the fields its form values fill.
     let referencedIDs: [String]
+    /// Whether the push names an id more than once (in two changes, or as a change and a thread
+    /// root or field of another): only then may a decision look at a record that an earlier change
+    /// of the push put or deleted.
+    private let namesAnIDTwice: Bool
 
     private struct Prepared {
         var problem: String?
@@ -29,6 +33,8 @@ struct SyncPlanner: Sendable {
         var created: (json: Data, fields: ServerFields)?
         /// The page the record is on, checked against the document's pages in the transaction.
         var page: Int64?
+        /// The attachment the record shows, which the document must have.
+        var attachment: String?
     }
 
     init(
@@ -49,9 +55,10 @@ struct SyncPlanner: Sendable {
             }
             return Prepared(
                 created: Self.stored(content, kind: change.kind, previous: nil, stamp: stamp, token: token),
-                page: RecordValidation.pageIndex(kind: change.kind, content: content))
+                page: RecordValidation.pageIndex(kind: change.kind, content: content),
+                attachment: content["imageAttachmentId"]?.stringValue)
         }
-        referencedIDs = Self.referencedIDs(of: request)
+        (referencedIDs, namesAnIDTwice) = Self.referencedIDs(of: request)
     }
 
     /// What the planner knows about a record: as stored, or as put earlier in the same push.
@@ -80,21 +87,31 @@ struct SyncPlanner: Sendable {
     }
 
     /// Decides inside a commit (where the reader knows the document's page count).
+    ///
+    /// This runs in the layer's group transaction, which the commits of the layer wait for: what
+    /// does not depend on the stored records is worked out before (``Prepared``), and an id is
+    /// looked up as few times as it can be.
     func decide(_ reader: LayerReader) async throws -> LayerDecision<[SyncRejection]> {
         let pageCount = reader.pageCount ?? 0
+        let mayWrite = token.allows("write")
         var changes: [RecordChange] = []
+        changes.reserveCapacity(request.changes.count)
         var rejections: [SyncRejection] = []
         // Every stored record the decisions look at, read at once.
         let stored = try await reader.records(ids: referencedIDs)
-        // Records put or deleted earlier in this push, so later changes see them.
+        // Records put or deleted earlier in this push, so later changes see them; none are looked
+        // at when the push names each id once.
         var overlay: [String: Known] = [:]
         // Sized for the push at once: grown from empty, a dictionary hashes its keys again at every
         // doubling.
-        overlay.reserveCapacity(request.changes.count)
+        if namesAnIDTwice { overlay.reserveCapacity(request.changes.count) }
 
         func known(_ id: String) -> Known? {
-            if let value = overlay[id] { return value }
-            return stored[id].map { record in
+            if namesAnIDTwice, let value = overlay[id] { return value }
+            return known(stored: stored[id])
+        }
+        func known(stored: StoredRecord?) -> Known? {
+            stored.map { record in
                 Known(
                     kind: record.kind,
                     subject: .init(createdBy: record.createdBy, group: record.group),
@@ -108,16 +125,16 @@ struct SyncPlanner: Sendable {
             func reject(_ code: SyncRejection.Code, _ reason: String) {
                 rejections.append(SyncRejection(id: change.id, kind: change.kind, code: code, reason: reason))
             }
-            guard token.allows("write") else {
+            guard mayWrite else {
                 reject(.permissionDenied, "The token has no 'write' permission, which every change needs.")
                 continue
             }
-            let existing = known(change.id)
+            let storedRecord = stored[change.id]
+            let earlier = namesAnIDTwice ? overlay[change.id] : nil
+            let existing = earlier ?? known(stored: storedRecord)
             switch change.operation {
             case .put(let content, let assignment):
-                if let stored = stored[change.id], stored.isDeleted, stored.revision > request.baseRevision,
-                    overlay[change.id] == nil
-                {
+                if let stored = storedRecord, stored.isDeleted, stored.revision > request.baseRevision, earlier == nil {
                     reject(
                         .recordDeleted,
                         "The record was deleted at revision \(stored.revision), after your base revision "
@@ -137,9 +154,7 @@ struct SyncPlanner: Sendable {
                     reject(.invalidRecord, problem)
                     continue
                 }
-                if let attachment = content["imageAttachmentId"]?.stringValue,
-                    !availableAttachments.contains(attachment)
-                {
+                if let attachment = prepared[index]?.attachment, !availableAttachments.contains(attachment) {
                     reject(
                         .missingAttachment,
                         "The attachment '\(attachment)' is not on the server; upload it (PUT .../attachments/"
@@ -186,7 +201,9 @@ struct SyncPlanner: Sendable {
                         condition: .notDeletedAfter(request.baseRevision)
                     )
                 )
-                overlay[change.id] = Known(kind: change.kind, subject: subject, isLive: true, fields: fields)
+                if namesAnIDTwice {
+                    overlay[change.id] = Known(kind: change.kind, subject: subject, isLive: true, fields: fields)
+                }
             case .delete:
                 guard let existing, existing.isLive else { continue }
                 if let permissions = token.collaborationPermissions, let content = Self.content(of: existing.kind),
@@ -198,7 +215,10 @@ struct SyncPlanner: Sendable {
                     continue
                 }
                 changes.append(.delete(id: change.id, user: token.userID))
-                overlay[change.id] = Known(kind: existing.kind, subject: existing.subject, isLive: false, fields: nil)
+                if namesAnIDTwice {
+                    overlay[change.id] = Known(
+                        kind: existing.kind, subject: existing.subject, isLive: false, fields: nil)
+                }
             // Deleting a thread's root deletes its comments: the storage does that for every
             // writer.
             }
@@ -206,18 +226,23 @@ struct SyncPlanner: Sendable {
         return LayerDecision(changes: changes, outcome: rejections)
     }
 
-    private static func referencedIDs(of request: SyncRequest) -> [String] {
+    /// The ids of ``referencedIDs``, and whether the push names one of them more than once.
+    private static func referencedIDs(of request: SyncRequest) -> (ids: [String], namesAnIDTwice: Bool) {
         var ids: Set<String> = []
         ids.reserveCapacity(request.changes.count)
+        var namesAnIDTwice = false
+        func insert(_ id: String) {
+            if !ids.insert(id).inserted { namesAnIDTwice = true }
+        }
         for change in request.changes {
-            ids.insert(change.id)
+            insert(change.id)
             guard case .put(let content, _) = change.operation else { continue }
-            if change.kind == .comment, let root = content["rootId"]?.stringValue { ids.insert(root) }
+            if change.kind == .comment, let root = content["rootId"]?.stringValue { insert(root) }
             if change.kind == .formFieldValue, let name = content["name"]?.stringValue {
-                ids.insert(FormField.recordID(forName: name))
+                insert(FormField.recordID(forName: name))
             }
         }
-        return Array(ids)
+        return (Array(ids), namesAnIDTwice)
     }
 
     /// Why the collaboration permissions refuse a put, or `nil` if they allow it.
