@@ -1,7 +1,8 @@
 import Foundation
-import InstantJSON
 import PropertyBased
 import Testing
+
+@testable import InstantJSON
 
 @Suite("Lossless round trip of records and documents")
 struct RoundTripTests {
@@ -111,6 +112,27 @@ struct RoundTripTests {
             if !needsEscape {
                 #expect(output == [UInt8(ascii: "\"")] + Array(string.utf8) + [UInt8(ascii: "\"")])
             }
+        }
+    }
+
+    /// The check for bytes to escape, which reads eight bytes at a time, finds each such byte
+    /// wherever it lies in a word or the tail after the last word, and takes no other byte for one
+    /// (the bytes around 0x20, the quote and the backslash, and those with the high bit set).
+    @Test func aByteToEscapeIsFoundAtEveryPosition() {
+        let toEscape: [UInt8] = [0x00, 0x01, 0x0A, 0x1F, UInt8(ascii: "\""), UInt8(ascii: "\\")]
+        let others: [UInt8] = [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF]
+        for length in 1...19 {
+            for position in 0..<length {
+                for byte in toEscape + others {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = byte
+                    let found = bytes.withUnsafeBufferPointer(JSONValue.hasByteToEscape)
+                    #expect(found == toEscape.contains(byte), "byte \(byte) at \(position) of \(length)")
+                }
+            }
+            // A word of bytes that never need escaping, each just past one that does.
+            let clean = (0..<length).map { others[$0 % others.count] }
+            #expect(!clean.withUnsafeBufferPointer(JSONValue.hasByteToEscape))
         }
     }
 

@@ -336,12 +336,12 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
             }
         case .text, .binary:
             guard fragments == nil else { return protocolError("A new message began before the last one ended.") }
-            let message = (data: frame.unmaskedData, isText: frame.opcode == .text)
+            let message = (data: frame.unmaskedPayload, isText: frame.opcode == .text)
             guard fits(message.data) else { return }
             if frame.fin { received(message) } else { fragments = message }
         case .continuation:
             guard var message = fragments else { return protocolError("A continuation frame without a message.") }
-            var data = frame.unmaskedData
+            var data = frame.unmaskedPayload
             message.data.writeBuffer(&data)
             guard fits(message.data) else { return }
             fragments = frame.fin ? nil : message
