@@ -162,6 +162,45 @@ struct CollaborationPermissionTests {
         }
     }
 
+    /// Later changes of a push are decided on the records as its earlier changes left them: a
+    /// reply to a thread the push opens, an edit of a record it creates (which keeps its creator),
+    /// a deletion of one it creates, and a reply to a thread it deletes.
+    @Test func aPushsChangesSeeItsEarlierChanges() async throws {
+        let fixture = try await SyncFixture()
+        defer { fixture.directory.remove() }
+        try await fixture.harness.run { client in
+            let id = try await client.upload(TestPDF.make(pageCount: 1))
+            let carol = SyncClient(
+                client, documentID: id,
+                token: try await fixture.token(
+                    id, user: "carol", defaultGroup: "g1",
+                    collaboration: [
+                        Self.view, "annotations:edit:self", "annotations:delete:self", "comments:view:all",
+                        "comments:reply:all",
+                    ]),
+                clientID: "carol")
+            let marker: JSONValue = ["v": 2, "type": "pspdfkit/comment-marker", "pageIndex": 0, "bbox": [1, 1, 9, 9]]
+            let reply = try await carol.sync([
+                put("thread", marker),
+                put("c1", commentContent(root: "thread"), kind: "comment"),
+                put("note", noteContent()),
+                put("note", noteContent(text: "edited")),
+                put("gone", noteContent()),
+                delete("gone"),
+                put("old-thread", marker),
+                delete("old-thread"),
+                put("c2", commentContent(root: "old-thread"), kind: "comment"),
+            ])
+            #expect(reply.status == .ok, "\(reply.reason ?? "")")
+            #expect(reply.rejections == ["c2": "permissionDenied"], "\(reply.json?["rejected"] ?? .null)")
+            #expect(reply.records["c1"]?["deleted"] == nil && reply.records["c1"]?["createdBy"] == "carol")
+            #expect(reply.records["note"]?["content"]?["text"]?["value"] == "edited")
+            #expect(reply.records["note"]?["createdBy"] == "carol")
+            #expect(reply.records["gone"]?["deleted"] == true)
+            #expect(reply.records["old-thread"]?["deleted"] == true)
+        }
+    }
+
     @Test func recordsAUserMayNotViewArriveAsTombstones() async throws {
         let fixture = try await SyncFixture()
         defer { fixture.directory.remove() }
