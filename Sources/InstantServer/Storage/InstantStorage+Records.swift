@@ -1020,8 +1020,18 @@ public protocol RecordsDerivation: Sendable {
 }
 
 extension [LayerCommitQueue.Job] {
-    /// The records the jobs' decisions read, each once.
-    var reading: [String] { [String](Set(flatMap(\.reading))) }
+    /// The records the jobs' decisions read, each once, in the order the jobs name them.
+    var reading: [String] {
+        let named = reduce(0) { $0 + $1.reading.count }
+        var seen: Set<String> = []
+        seen.reserveCapacity(named)
+        var ids: [String] = []
+        ids.reserveCapacity(named)
+        for job in self {
+            for id in job.reading where seen.insert(id).inserted { ids.append(id) }
+        }
+        return ids
+    }
 
     /// The clients of the jobs' pushes, each once.
     var clients: [ClientIdentity] { [ClientIdentity](Set(compactMap { $0.push?.client })) }
