@@ -141,6 +141,41 @@ struct PostgresBackendTests {
         }
     }
 
+    /// Documents stored before their page counts were kept beside their pages are counted as the
+    /// migration runs; transactions read the count, for those documents and for new ones.
+    @Test func documentsKeepTheirPageCountsThroughThePageCountMigration() async throws {
+        let server = try await PostgresTestServer.shared()
+        let backend = try PostgresBackend(
+            configuration: .init(url: try await server.makeDatabase()), logger: quietLogger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await backend.run() }
+            defer { group.cancelAll() }
+            #expect(try await backend.migrate(upTo: "1-initial") == ["1-initial"])
+            try await backend.write { transaction throws in
+                try await (transaction as! PostgresTransaction).execute(
+                    """
+                    INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                    VALUES ('three', 'a', 1, '[{"width": 612}, {"width": 612}, {"width": 595}]', false, 0),
+                        ('none', 'b', 1, '[]', false, 0)
+                    """, "storing documents of the first schema")
+                for document in ["three", "none"] {
+                    #expect(try await transaction.insertLayer(documentID: document, name: "", revision: 0))
+                }
+            }
+            #expect(try await backend.migrate() == ["2-document-page-counts"])
+            try await backend.write { transaction throws in
+                #expect(try await transaction.insertDocument(Self.document(id: "new")))
+                let counts = [
+                    try await transaction.lockLayer(documentID: "three", name: "")?.pageCount,
+                    try await transaction.pageCountAndLayer(documentID: "three", name: "").pageCount,
+                    try await transaction.lockLayer(documentID: "none", name: "")?.pageCount,
+                    try await transaction.pageCountAndLayer(documentID: "new", name: "").pageCount,
+                ]
+                #expect(counts == [3, 3, 0, Self.document(id: "new").pages.count])
+            }
+        }
+    }
+
     @Test func nodesStartingTogetherMigrateOnce() async throws {
         let server = try await PostgresTestServer.shared()
         let url = try await server.makeDatabase()

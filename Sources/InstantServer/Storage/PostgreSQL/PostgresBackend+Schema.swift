@@ -119,7 +119,18 @@ extension PostgresBackend {
                 """,
                 "ALTER TABLE pdf_blobs ALTER COLUMN data SET STORAGE EXTERNAL",
             ]
-        )
+        ),
+        // Every group transaction reads its document's page count (records are checked against the
+        // last page); counted from the pages, it read their whole JSON (stored out of line,
+        // compressed, once a document has a few dozen pages) on the path every commit of the layer
+        // waits for. Documents never change their pages, so the count is kept beside them.
+        Migration(
+            version: "2-document-page-counts",
+            statements: [
+                "ALTER TABLE documents ADD COLUMN page_count INTEGER NOT NULL DEFAULT 0",
+                "UPDATE documents SET page_count = jsonb_array_length(pages)",
+            ]
+        ),
     ]
 
     /// Brings the database's schema up to date: applies, in order and in one transaction, the
@@ -128,7 +139,17 @@ extension PostgresBackend {
     /// - Returns: The versions applied now (none when the schema was up to date).
     @discardableResult
     public func migrate() async throws -> [String] {
-        try await transaction(begin: "BEGIN") { transaction in
+        try await migrate(upTo: nil)
+    }
+
+    /// ``migrate()`` up to the migration `version` (all of them when `nil`), for tests of a
+    /// migration on a database that an earlier schema filled.
+    func migrate(upTo version: String?) async throws -> [String] {
+        let wanted =
+            version.flatMap { last in Self.migrations.firstIndex { $0.version == last } }.map {
+                Self.migrations[...$0]
+            } ?? Self.migrations[...]
+        return try await transaction(begin: "BEGIN") { transaction in
             try await transaction.execute(
                 "SELECT pg_advisory_xact_lock(\(Self.migrationLockClass), 0)",
                 "waiting for other nodes' migrations"
@@ -154,7 +175,7 @@ extension PostgresBackend {
                 )
             }
             var versions: [String] = []
-            for migration in Self.migrations where !applied.contains(migration.version) {
+            for migration in wanted where !applied.contains(migration.version) {
                 for statement in migration.statements {
                     try await transaction.execute(
                         PostgresQuery(unsafeSQL: statement),

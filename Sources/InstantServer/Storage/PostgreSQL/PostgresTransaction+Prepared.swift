@@ -14,7 +14,7 @@ enum PreparedStatements {
     struct LockLayer: PostgresPreparedStatement {
         static let name = "instant_lock_layer"
         static let sql = """
-            SELECT layers.revision, jsonb_array_length(documents.pages), layers.xmin::text
+            SELECT layers.revision, documents.page_count, layers.xmin::text
             FROM layers JOIN documents ON documents.id = layers.document_id
             WHERE layers.document_id = $1 AND layers.name = $2
             FOR UPDATE OF layers
@@ -121,7 +121,7 @@ enum PreparedStatements {
             ) AS found
             UNION ALL
             SELECT 3, layers.xmin::text, NULL, layers.revision, NULL, NULL, NULL, NULL,
-                jsonb_array_length(documents.pages)::bigint, NULL, NULL, NULL, NULL, NULL
+                documents.page_count::bigint, NULL, NULL, NULL, NULL, NULL
             FROM layers JOIN documents ON documents.id = layers.document_id
             WHERE layers.document_id = $1 AND layers.name = $2
             """

@@ -189,6 +189,17 @@ extension SQLiteBackend {
                     """
             )
         }
+        migrator.registerMigration("v6-document-page-counts") { db in
+            // Every group transaction reads its document's page count (records are checked against
+            // the last page): counted from the pages' JSON, that cost it 0.44 ms for a document of
+            // 1,000 pages, on the thread every commit of the database waits for. Documents never
+            // change their pages, so the count is kept beside them.
+            try db.execute(
+                sql: """
+                    ALTER TABLE documents ADD COLUMN page_count INTEGER NOT NULL DEFAULT 0;
+                    UPDATE documents SET page_count = json_array_length(pages);
+                    """)
+        }
         return migrator
     }
 }

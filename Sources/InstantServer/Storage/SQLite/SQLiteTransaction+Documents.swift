@@ -41,12 +41,14 @@ extension SQLiteTransaction {
         return try await run { db in
             try db.execute(
                 sql: """
-                    INSERT OR IGNORE INTO documents (id, title, sha256, byte_size, pages, pdf_id, password_protected, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO documents (id, title, sha256, byte_size, pages, page_count, pdf_id,
+                        password_protected, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     document.id, document.title, document.sourcePDFSHA256, document.byteSize, pagesJSON,
-                    pdfIDJSON, document.isPasswordProtected, document.createdAt.timeIntervalSince1970,
+                    document.pages.count, pdfIDJSON, document.isPasswordProtected,
+                    document.createdAt.timeIntervalSince1970,
                 ]
             )
             return db.changesCount > 0

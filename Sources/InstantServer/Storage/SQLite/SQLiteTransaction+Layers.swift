@@ -31,7 +31,7 @@ extension SQLiteTransaction {
             try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT layers.revision, json_array_length(documents.pages), layers.version
+                        SELECT layers.revision, documents.page_count, layers.version
                         FROM layers JOIN documents ON documents.id = layers.document_id
                         WHERE layers.document_id = ? AND layers.name = ?
                         """),
@@ -52,7 +52,7 @@ extension SQLiteTransaction {
                 let row = try Row.fetchOne(
                     db.cachedStatement(
                         sql: """
-                            SELECT json_array_length(documents.pages), layers.revision FROM documents
+                            SELECT documents.page_count, layers.revision FROM documents
                             LEFT JOIN layers ON layers.document_id = documents.id AND layers.name = ?
                             WHERE documents.id = ?
                             """),
