@@ -116,14 +116,14 @@ struct RoundTripTests {
     }
 
     /// The check for bytes to escape, which reads eight bytes at a time, finds each such byte
-    /// wherever it lies in a word or the tail after the last word, and takes no other byte for one
-    /// (the bytes around 0x20, the quote and the backslash, and those with the high bit set).
+    /// wherever it lies in a word or the tail after the last word, and takes no other byte for one:
+    /// every byte value at every position.
     @Test func aByteToEscapeIsFoundAtEveryPosition() {
-        let toEscape: [UInt8] = [0x00, 0x01, 0x0A, 0x1F, UInt8(ascii: "\""), UInt8(ascii: "\\")]
+        let toEscape = Set<UInt8>((0..<0x20).map(UInt8.init) + [UInt8(ascii: "\""), UInt8(ascii: "\\")])
         let others: [UInt8] = [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF]
         for length in 1...19 {
             for position in 0..<length {
-                for byte in toEscape + others {
+                for byte in UInt8.min...UInt8.max {
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     bytes[position] = byte
                     let found = bytes.withUnsafeBufferPointer(JSONValue.hasByteToEscape)

@@ -142,7 +142,9 @@ struct PostgresBackendTests {
     }
 
     /// Documents stored before their page counts were kept beside their pages are counted as the
-    /// migration runs; transactions read the count, for those documents and for new ones.
+    /// migration runs; transactions read the count, for those documents and for new ones, which the
+    /// database counts as they are stored (an insert names no count, as a node of an earlier
+    /// version does not during a rolling upgrade).
     @Test func documentsKeepTheirPageCountsThroughThePageCountMigration() async throws {
         let server = try await PostgresTestServer.shared()
         let backend = try PostgresBackend(

@@ -346,13 +346,13 @@ struct SQLiteBackendTests {
 }
 
 extension SQLiteBackendTests {
-    /// The path of a database in `directory` with the schema as of `migration`, holding what
-    /// `sql` inserts: the database of an earlier version that an upgrade starts from.
     /// The migrations after `migration`, as the storage lists them when it runs them.
     static func migrations(after migration: String) -> String {
         SQLiteBackend.migrator.migrations.drop { $0 != migration }.dropFirst().joined(separator: ", ")
     }
 
+    /// The path of a database in `directory` with the schema as of `migration`, holding what
+    /// `sql` inserts: the database of an earlier version that an upgrade starts from.
     static func database(in directory: TemporaryDirectory, migratedUpTo migration: String, holding sql: String)
         async throws -> String
     {

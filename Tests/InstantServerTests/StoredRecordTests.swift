@@ -34,6 +34,19 @@ struct StoredRecordTests {
         #expect(copy != original)
     }
 
+    @Test func changingARecordInACollectionLeavesItsCopiesAsTheyWere() {
+        var records = [Self.record, Self.record]
+        var byID = ["note-1": Self.record]
+        let kept = records
+        records[0].revision += 1
+        records[1].content.append(contentsOf: Data(" ".utf8))
+        byID["note-1"]?.group = "editors"
+        #expect(kept == [Self.record, Self.record])
+        #expect(records[0].revision == 5 && records[0].content == Self.record.content)
+        #expect(records[1].content.count == Self.record.content.count + 1 && records[1].revision == 4)
+        #expect(byID["note-1"]?.group == "editors" && Self.record.group == "reviewers")
+    }
+
     @Test func recordsWithEqualFieldsAreEqualAndHashAlike() {
         var rebuilt = StoredRecord(
             id: "note-1", kind: .annotation, revision: 3, group: "reviewers", createdBy: "alice", updatedBy: "bob",

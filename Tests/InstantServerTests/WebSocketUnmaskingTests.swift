@@ -31,6 +31,16 @@ struct WebSocketUnmaskingTests {
         }
     }
 
+    /// With extension data (which the mask covers first), NIO's unmasking is used.
+    @Test func aFrameWithExtensionDataIsUnmaskedAsNIODoes() throws {
+        let key = try #require(WebSocketMaskingKey([0x01, 0x02, 0x03, 0x04]))
+        let frame = WebSocketFrame(
+            fin: true, rsv1: true, opcode: .text, maskKey: key,
+            data: ByteBuffer(bytes: [0x61, 0x62, 0x63, 0x64, 0x65]),
+            extensionData: ByteBuffer(bytes: [0x10, 0x20, 0x30]))
+        #expect(frame.unmaskedPayload == frame.unmaskedData)
+    }
+
     @Test func aFrameWithoutAMaskIsTakenAsItIs() {
         let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: "{\"revision\":3}"))
         #expect(String(buffer: frame.unmaskedPayload) == "{\"revision\":3}")

@@ -13,9 +13,8 @@ struct ChangeMessage: Sendable {
     /// The message for a listener that may view every record, or `nil` when it would be larger than
     /// the limit it was encoded with (the listeners get `{"revision": M}` and pull instead).
     let text: ByteBuffer?
-    /// The records (what permissions and tombstones need), with where each one's JSON is in
-    /// ``text``. They share their fields with the commit's records (``StoredRecord``), content
-    /// included, so keeping them costs no copy.
+    /// The records without their content (what permissions and tombstones need), with where each
+    /// one's JSON is in ``text``.
     private let records: [(record: StoredRecord, bytes: Range<Int>)]
 
     /// Encodes what a commit wrote; over `maximumSize` bytes, only its revisions are kept.
@@ -32,7 +31,9 @@ struct ChangeMessage: Sendable {
             if !records.isEmpty { text.writeInteger(UInt8(ascii: ",")) }
             let start = text.writerIndex
             record.writeSyncJSON(into: &text, using: &scratch)
-            records.append((record, start..<text.writerIndex))
+            var bare = record
+            bare.content = Data()
+            records.append((bare, start..<text.writerIndex))
             if text.readableBytes > maximumSize { break }
         }
         text.writeString("]}")

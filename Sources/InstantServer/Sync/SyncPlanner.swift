@@ -22,9 +22,9 @@ struct SyncPlanner: Sendable {
     /// The ids of the stored records the decisions may look at, each once: the records the push
     /// names, the roots of the threads its comments reply to, and the fields its form values fill.
     let referencedIDs: [String]
-    /// Whether the push names an id more than once (in two changes, or as a change and a thread
-    /// root or field of another): only then may a decision look at a record that an earlier change
-    /// of the push put or deleted.
+    /// Whether the push names an id more than once (in two changes, as a change and the thread
+    /// root or field of another, or as the root or field of two): only then may a decision look at
+    /// a record that an earlier change of the push put or deleted.
     private let namesAnIDTwice: Bool
 
     private struct Prepared {
@@ -238,8 +238,9 @@ struct SyncPlanner: Sendable {
             insert(change.id)
             guard case .put(let content, _) = change.operation else { continue }
             if change.kind == .comment, let root = content["rootId"]?.stringValue { insert(root) }
-            if change.kind == .formFieldValue, let name = content["name"]?.stringValue {
-                insert(FormField.recordID(forName: name))
+            // The field as the decision names it (``putDenial(_:content:live:subject:known:)``).
+            if change.kind == .formFieldValue {
+                insert(FormField.recordID(forName: content["name"]?.stringValue ?? ""))
             }
         }
         return (Array(ids), namesAnIDTwice)

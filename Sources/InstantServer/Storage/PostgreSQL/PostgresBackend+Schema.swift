@@ -123,12 +123,16 @@ extension PostgresBackend {
         // Every group transaction reads its document's page count (records are checked against the
         // last page); counted from the pages, it read their whole JSON (stored out of line,
         // compressed, once a document has a few dozen pages) on the path every commit of the layer
-        // waits for. Documents never change their pages, so the count is kept beside them.
+        // waits for. The count is kept beside the pages, computed by the database as a row is
+        // written, so that the documents a node of an earlier version stores during a rolling
+        // upgrade have theirs too.
         Migration(
             version: "2-document-page-counts",
             statements: [
-                "ALTER TABLE documents ADD COLUMN page_count INTEGER NOT NULL DEFAULT 0",
-                "UPDATE documents SET page_count = jsonb_array_length(pages)",
+                """
+                ALTER TABLE documents
+                ADD COLUMN page_count INTEGER NOT NULL GENERATED ALWAYS AS (jsonb_array_length(pages)) STORED
+                """
             ]
         ),
     ]
@@ -145,11 +149,14 @@ extension PostgresBackend {
     /// ``migrate()`` up to the migration `version` (all of them when `nil`), for tests of a
     /// migration on a database that an earlier schema filled.
     func migrate(upTo version: String?) async throws -> [String] {
-        let wanted =
-            version.flatMap { last in Self.migrations.firstIndex { $0.version == last } }.map {
-                Self.migrations[...$0]
-            } ?? Self.migrations[...]
-        return try await transaction(begin: "BEGIN") { transaction in
+        var wanted = Self.migrations[...]
+        if let version {
+            guard let last = Self.migrations.firstIndex(where: { $0.version == version }) else {
+                preconditionFailure("No migration of the PostgreSQL schema is named '\(version)'.")
+            }
+            wanted = Self.migrations[...last]
+        }
+        return try await transaction(begin: "BEGIN") { [wanted] transaction in
             try await transaction.execute(
                 "SELECT pg_advisory_xact_lock(\(Self.migrationLockClass), 0)",
                 "waiting for other nodes' migrations"

@@ -79,10 +79,9 @@ extension PostgresTransaction {
         }
         let inserted = try await rows(
             """
-            INSERT INTO documents (id, title, sha256, byte_size, pages, page_count, pdf_id, password_protected, created_at)
+            INSERT INTO documents (id, title, sha256, byte_size, pages, pdf_id, password_protected, created_at)
             VALUES (\(document.id), \(document.title), \(document.sourcePDFSHA256), \(document.byteSize), \
-            \(pages)::jsonb, \(document.pages.count), \(pdfID)::jsonb, \(document.isPasswordProtected), \
-            \(document.createdAt.timeIntervalSince1970))
+            \(pages)::jsonb, \(pdfID)::jsonb, \(document.isPasswordProtected), \(document.createdAt.timeIntervalSince1970))
             ON CONFLICT (id) DO NOTHING RETURNING 1
             """,
             "storing the document '\(document.id)'"
