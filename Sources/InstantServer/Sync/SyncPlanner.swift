@@ -110,6 +110,9 @@ struct SyncPlanner: Sendable {
             if namesAnIDTwice, let value = overlay[id] { return value }
             return known(stored: stored[id])
         }
+        func remember(_ id: String, _ value: Known) {
+            if namesAnIDTwice { overlay[id] = value }
+        }
         func known(stored: StoredRecord?) -> Known? {
             stored.map { record in
                 Known(
@@ -201,9 +204,7 @@ struct SyncPlanner: Sendable {
                         condition: .notDeletedAfter(request.baseRevision)
                     )
                 )
-                if namesAnIDTwice {
-                    overlay[change.id] = Known(kind: change.kind, subject: subject, isLive: true, fields: fields)
-                }
+                remember(change.id, Known(kind: change.kind, subject: subject, isLive: true, fields: fields))
             case .delete:
                 guard let existing, existing.isLive else { continue }
                 if let permissions = token.collaborationPermissions, let content = Self.content(of: existing.kind),
@@ -215,10 +216,7 @@ struct SyncPlanner: Sendable {
                     continue
                 }
                 changes.append(.delete(id: change.id, user: token.userID))
-                if namesAnIDTwice {
-                    overlay[change.id] = Known(
-                        kind: existing.kind, subject: existing.subject, isLive: false, fields: nil)
-                }
+                remember(change.id, Known(kind: existing.kind, subject: existing.subject, isLive: false, fields: nil))
             // Deleting a thread's root deletes its comments: the storage does that for every
             // writer.
             }
