@@ -81,7 +81,7 @@ struct JSONBenchmark: ParsableCommand {
         func coordinate() -> JSONValue { .double((next() * 6000).rounded() / 10) }
         var records: [JSONValue] = []
         for index in 0..<count {
-            var record: [String: JSONValue] = [
+            var record: JSONObject = [
                 "v": 2, "id": .string(ULIDGenerator.shared.next().string), "pageIndex": .integer(Int64(index % 200)),
                 "bbox": [coordinate(), coordinate(), coordinate(), coordinate()], "opacity": 1,
                 "createdAt": "2024-03-01T10:00:00Z", "updatedAt": "2024-03-01T10:00:00.250Z", "creatorName": "Ann",

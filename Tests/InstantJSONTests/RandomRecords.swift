@@ -35,7 +35,7 @@ enum RandomRecords {
             return String(
                 (0..<Int.random(in: 0...20, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
         }
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "v": 2, "type": .string(type.rawValue), "pageIndex": .integer(Int64.random(in: 0...500, using: &random)),
             "bbox": rect(),
         ]

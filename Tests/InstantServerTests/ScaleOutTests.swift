@@ -121,7 +121,7 @@ struct ScaleOutTests {
         _ node: Node, _ documentID: String, token: String, client: String, pushID: Int64?, base: Int64 = 0,
         changes: [JSONValue] = [], session: URLSession = .shared
     ) async -> (status: Int, json: JSONValue?) {
-        var body: [String: JSONValue] = [
+        var body: JSONObject = [
             "clientId": .string(client), "baseRevision": .integer(base), "changes": .array(changes),
         ]
         if let pushID { body["pushId"] = .integer(pushID) }

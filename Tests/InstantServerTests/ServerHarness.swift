@@ -123,7 +123,7 @@ struct ServerHarness {
 
 /// An annotation's Instant JSON content.
 func noteContent(page: Int = 0, text: String = "note", id: String? = nil) -> JSONValue {
-    var object: [String: JSONValue] = [
+    var object: JSONObject = [
         "v": 2,
         "type": "pspdfkit/note",
         "pageIndex": .integer(Int64(page)),

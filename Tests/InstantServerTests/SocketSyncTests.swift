@@ -19,7 +19,7 @@ struct SocketSyncTests {
 
     /// The body of a sync request.
     static func syncBody(client: String, base: Int64, pushID: Int64? = nil, _ changes: [JSONValue] = []) -> JSONValue {
-        var body: [String: JSONValue] = [
+        var body: JSONObject = [
             "clientId": .string(client), "baseRevision": .integer(base), "changes": .array(changes),
         ]
         if let pushID { body["pushId"] = .integer(pushID) }

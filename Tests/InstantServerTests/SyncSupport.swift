@@ -83,7 +83,7 @@ final class SyncClient: @unchecked Sendable {
     func sync(_ changes: [JSONValue] = [], pushID: Int64? = nil, base: Int64? = nil) async throws
         -> ServerHarness.Client.Reply
     {
-        var body: [String: JSONValue] = [
+        var body: JSONObject = [
             "clientId": .string(clientID),
             "baseRevision": .integer(base ?? baseRevision),
             "changes": .array(changes),
@@ -113,7 +113,7 @@ func put(_ id: String, _ content: JSONValue, kind: String = "annotation", group:
 func put(_ id: String, _ content: JSONValue, kind: String = "annotation", assigning assignment: GroupAssignment)
     -> JSONValue
 {
-    var change: [String: JSONValue] = ["op": "put", "kind": .string(kind), "id": .string(id), "content": content]
+    var change: JSONObject = ["op": "put", "kind": .string(kind), "id": .string(id), "content": content]
     if let member = assignment.member { change["group"] = member }
     return .object(change)
 }

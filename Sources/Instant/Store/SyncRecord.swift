@@ -38,7 +38,7 @@ struct PushedChange: Sendable, Hashable {
     var version: Int64
 
     var wireValue: JSONValue {
-        var change: [String: JSONValue] = [
+        var change: JSONObject = [
             "op": .string(content == nil ? "delete" : "put"), "kind": .string(kind), "id": .string(id),
         ]
         if let content { change["content"] = content }

@@ -75,7 +75,7 @@ final class ListeningSocket: Sendable {
                     }
                     guard sent else { return continuation.resume(throwing: Self.closedError) }
                     let request = JSONValue.object(["requestId": .string(id), "sync": body])
-                    outgoingContinuation.yield(String(decoding: request.serialized(sortedKeys: false), as: UTF8.self))
+                    outgoingContinuation.yield(String(decoding: request.serialized(), as: UTF8.self))
                 }
             } onCancel: {
                 let waiting = state.withLock { $0.waiting.removeValue(forKey: id) }

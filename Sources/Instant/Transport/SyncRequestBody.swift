@@ -23,7 +23,7 @@ struct SyncRequestBody: Sendable {
     }
 
     var json: JSONValue {
-        var body: [String: JSONValue] = [
+        var body: JSONObject = [
             "clientId": .string(clientID), "baseRevision": .integer(baseRevision),
             "changes": .array(push?.changes.map(\.wireValue) ?? []),
         ]

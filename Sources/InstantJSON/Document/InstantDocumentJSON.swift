@@ -28,13 +28,13 @@ public struct InstantDocumentJSON: Hashable, Sendable {
     /// Object numbers of original form fields that this document replaces or deletes.
     public var skippedPdfFormFieldIds: [Int]
     /// Members of the document that this version does not know, kept as they are.
-    public var unknownMembers: [String: JSONValue]
+    public var unknownMembers: JSONObject
 
     public init(
         pdfId: PDFId? = nil, annotations: [Annotation] = [], bookmarks: [Bookmark] = [], formFields: [FormField] = [],
         formFieldValues: [FormFieldValue] = [], comments: [Comment] = [], attachments: [String: Attachment] = [:],
         skippedPdfObjectIds: [Int] = [], skippedPdfBookmarkIds: [String] = [], skippedPdfFormFieldIds: [Int] = [],
-        unknownMembers: [String: JSONValue] = [:]
+        unknownMembers: JSONObject = [:]
     ) {
         self.pdfId = pdfId
         self.annotations = annotations

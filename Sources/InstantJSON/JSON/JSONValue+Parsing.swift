@@ -26,13 +26,18 @@ private struct Parser {
     var index = 0
     var depth = 0
     /// The members of the objects being parsed, innermost last: an object's members are gathered
-    /// here and put in a dictionary made at its final size, which hashes each key once (a
-    /// dictionary grown member by member hashes its keys again at every growth).
-    var pendingMembers: [(String, JSONValue)] = []
+    /// here and copied out once, at its final size (most often already in key order, as writers
+    /// of JSON with sorted keys send them).
+    var pendingMembers: [JSONObject.Element] = []
+    /// The elements of the arrays being parsed, innermost last, gathered as members are: an array
+    /// grown element by element was allocated again at each doubling (the four numbers of every
+    /// annotation's box: three allocations).
+    var pendingElements: [JSONValue] = []
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
         pendingMembers.reserveCapacity(32)
+        pendingElements.reserveCapacity(32)
     }
 
     mutating func parseDocument() throws(InstantJSONError) -> JSONValue {
@@ -118,7 +123,7 @@ private struct Parser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object([:])
+            return .object(JSONObject())
         }
         let start = pendingMembers.count
         // On a failure the whole parse ends, so what is pending is left as it is.
@@ -150,29 +155,37 @@ private struct Parser {
         }
     }
 
-    /// Takes the pending members from `start` on into a dictionary; of a key given twice, the
-    /// last value counts. Made from the members at once, which sizes it for them and runs
-    /// specialized (docs/BENCHMARKS.md, Instant JSON, says what that saves).
-    mutating func takeMembers(from start: Int) -> [String: JSONValue] {
-        let members = [String: JSONValue](pendingMembers[start...], uniquingKeysWith: { _, last in last })
+    /// Takes the pending members from `start` on into an object; of a key given twice, the last
+    /// value counts.
+    mutating func takeMembers(from start: Int) -> JSONObject {
+        let members = JSONObject(Array(pendingMembers[start...]), uniquingKeysWith: { _, last in last })
         // One at a time: removing a range goes through the general replacement of a subrange.
         for _ in start..<pendingMembers.count { pendingMembers.removeLast() }
         return members
     }
 
+    /// Takes the pending elements from `start` on into an array.
+    mutating func takeElements(from start: Int) -> [JSONValue] {
+        let elements = Array(pendingElements[start...])
+        for _ in start..<pendingElements.count { pendingElements.removeLast() }
+        return elements
+    }
+
     mutating func parseArray() throws(InstantJSONError) -> JSONValue {
         try enterNesting()
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
             depth -= 1
-            return .array(elements)
+            return .array([])
         }
+        let start = pendingElements.count
+        // On a failure the whole parse ends, so what is pending is left as it is.
         while true {
             skipWhitespace()
-            elements.append(try parseValue())
+            let element = try parseValue()
+            pendingElements.append(element)
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input inside an array") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -182,7 +195,7 @@ private struct Parser {
             if bytes[index] == UInt8(ascii: "]") {
                 index += 1
                 depth -= 1
-                return .array(elements)
+                return .array(takeElements(from: start))
             }
             throw failure("expected ',' or ']' in an array")
         }

@@ -1,44 +1,57 @@
 import Foundation
 
 extension JSONValue {
-    /// The value as compact UTF-8 JSON.
-    ///
-    /// - Parameter sortedKeys: write object members in key order, so that equal values give equal
-    ///   bytes (the default).
-    public func serialized(sortedKeys: Bool = true) -> Data {
+    /// The value as compact UTF-8 JSON, object members in key order (as ``JSONObject`` keeps
+    /// them), so that equal values give equal bytes.
+    public func serialized() -> Data {
         var output: [UInt8] = []
         output.reserveCapacity(256)
-        write(into: &output, sortedKeys: sortedKeys)
+        write(into: &output)
         return Data(output)
     }
 
-    /// The value as a compact JSON string.
-    public func serializedString(sortedKeys: Bool = true) -> String {
-        String(decoding: serialized(sortedKeys: sortedKeys), as: UTF8.self)
+    /// The value as a compact JSON string, object members in key order.
+    public func serializedString() -> String {
+        String(decoding: serialized(), as: UTF8.self)
     }
 
     /// The object `members` with the members of `replacements` put in (a `nil` value leaves its key
     /// out; each key at most once in `replacements`), as compact JSON with its keys in order: the
-    /// bytes of the merged object's ``serialized(sortedKeys:)``, without the merged dictionary
-    /// being made (every key hashed again).
+    /// bytes of the merged object's ``serialized()``, without the merged object being made.
     public static func serializedObject(
-        _ members: [String: JSONValue], replacing replacements: [(key: String, value: JSONValue?)]
+        _ members: JSONObject, replacing replacements: [(key: String, value: JSONValue?)]
     ) -> Data {
-        var merged: [(key: String, value: JSONValue)] = []
-        merged.reserveCapacity(members.count + replacements.count)
-        for member in members where !replacements.contains(where: { $0.key == member.key }) {
-            merged.append(member)
-        }
-        for replacement in replacements {
-            if let value = replacement.value { merged.append((replacement.key, value)) }
-        }
         var output: [UInt8] = []
         output.reserveCapacity(256)
-        writeObject(sorting: &merged, into: &output)
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        func write(_ key: String, _ value: JSONValue) {
+            writeMember(key, value, first: first, into: &output)
+            first = false
+        }
+        // The replacements in key order, then walked beside the members (both in order).
+        let replacements = replacements.count > 1 ? replacements.sorted { $0.key < $1.key } : replacements
+        var next = 0
+        for member in members {
+            while next < replacements.count, replacements[next].key < member.key {
+                if let value = replacements[next].value { write(replacements[next].key, value) }
+                next += 1
+            }
+            if next < replacements.count, replacements[next].key == member.key {
+                if let value = replacements[next].value { write(member.key, value) }
+                next += 1
+            } else {
+                write(member.key, member.value)
+            }
+        }
+        for replacement in replacements[next...] {
+            if let value = replacement.value { write(replacement.key, value) }
+        }
+        output.append(UInt8(ascii: "}"))
         return Data(output)
     }
 
-    func write(into output: inout [UInt8], sortedKeys: Bool) {
+    func write(into output: inout [UInt8]) {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
@@ -49,42 +62,23 @@ extension JSONValue {
             output.append(UInt8(ascii: "["))
             for (position, element) in elements.enumerated() {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                element.write(into: &output, sortedKeys: sortedKeys)
+                element.write(into: &output)
             }
             output.append(UInt8(ascii: "]"))
-        case .object(let members) where sortedKeys && members.count > 1:
-            // The members copied out (a key is most often a small string held inline, a value is
-            // retained, not copied) and sorted: faster than sorting the dictionary's positions.
-            var sorted = Array(members)
-            Self.writeObject(sorting: &sorted, into: &output)
         case .object(let members):
             output.append(UInt8(ascii: "{"))
             for (position, member) in members.enumerated() {
-                Self.writeMember(member.key, member.value, first: position == 0, sortedKeys: sortedKeys, into: &output)
+                Self.writeMember(member.key, member.value, first: position == 0, into: &output)
             }
             output.append(UInt8(ascii: "}"))
         }
     }
 
-    /// Writes an object of `members` with its keys in order (sorting `members`).
-    private static func writeObject(
-        sorting members: inout [(key: String, value: JSONValue)], into output: inout [UInt8]
-    ) {
-        members.sort { $0.key < $1.key }
-        output.append(UInt8(ascii: "{"))
-        for (position, member) in members.enumerated() {
-            writeMember(member.key, member.value, first: position == 0, sortedKeys: true, into: &output)
-        }
-        output.append(UInt8(ascii: "}"))
-    }
-
-    private static func writeMember(
-        _ key: String, _ value: JSONValue, first: Bool, sortedKeys: Bool, into output: inout [UInt8]
-    ) {
+    private static func writeMember(_ key: String, _ value: JSONValue, first: Bool, into output: inout [UInt8]) {
         if !first { output.append(UInt8(ascii: ",")) }
         writeString(key, into: &output)
         output.append(UInt8(ascii: ":"))
-        value.write(into: &output, sortedKeys: sortedKeys)
+        value.write(into: &output)
     }
 
     /// Appends the decimal digits of `value` (with its sign), without making a string of them.
@@ -206,7 +200,7 @@ extension JSONValue: Codable {
         } else if let value = try? container.decode([JSONValue].self) {
             self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .object(try container.decode(JSONObject.self))
         }
     }
 

@@ -2,7 +2,7 @@
 ///
 /// Integers written without a fraction or exponent stay integers (`5` never comes back as
 /// `5.0`, and integers up to 64 bits are not rounded); everything else is a `Double`. Objects are
-/// unordered, as JSON defines them. `JSONValue` carries the keys of a record that this version
+/// unordered, as JSON defines them, and kept in key order (``JSONObject``). `JSONValue` carries the keys of a record that this version
 /// does not know and free-form data such as `customData`, so that nothing a newer peer wrote is lost.
 public enum JSONValue: Hashable, Sendable {
     case null
@@ -11,7 +11,7 @@ public enum JSONValue: Hashable, Sendable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
 }
 
 extension JSONValue {
@@ -52,7 +52,7 @@ extension JSONValue {
     }
 
     /// The members, if this is an object.
-    public var objectValue: [String: JSONValue]? {
+    public var objectValue: JSONObject? {
         if case .object(let value) = self { return value }
         return nil
     }
@@ -92,7 +92,7 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     public init(stringLiteral value: String) { self = .string(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        self = .object(JSONObject(elements.map { (key: $0.0, value: $0.1) }, uniquingKeysWith: { _, last in last }))
     }
 }
 
@@ -103,5 +103,12 @@ extension JSONValue {
             return .integer(integer)
         }
         return .double(value)
+    }
+}
+
+extension JSONValue {
+    /// An object of the members of `dictionary`.
+    public static func object(_ dictionary: [String: JSONValue]) -> JSONValue {
+        .object(JSONObject(dictionary))
     }
 }

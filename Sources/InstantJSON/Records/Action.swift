@@ -1,9 +1,9 @@
 /// What happens when a link, bookmark or widget is activated: go to a page, open a URI, run a
 /// script, submit a form, … Actions can chain through `subAction`.
 public struct Action: InstantRecord {
-    public var json: [String: JSONValue]
+    public var json: JSONObject
 
-    public init(uncheckedJSON: [String: JSONValue]) { self.json = uncheckedJSON }
+    public init(uncheckedJSON: JSONObject) { self.json = uncheckedJSON }
 
     /// The kind of action.
     public struct Kind: WireEnum {
@@ -23,7 +23,7 @@ public struct Action: InstantRecord {
     }
 
     /// An action of the given kind with the given members (besides `type`).
-    public init(_ kind: Kind, _ members: [String: JSONValue] = [:]) {
+    public init(_ kind: Kind, _ members: JSONObject = [:]) {
         var json = members
         json["type"] = .string(kind.rawValue)
         self.json = json

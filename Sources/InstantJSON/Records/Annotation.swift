@@ -6,9 +6,9 @@ import Foundation
 /// are typed properties too (`lines` of ink, `rects` of markup, `text` of notes, …) and are `nil`
 /// where a record does not have them. Every member, known or not, is kept in ``json``.
 public struct Annotation: InstantRecord {
-    public var json: [String: JSONValue]
+    public var json: JSONObject
 
-    public init(uncheckedJSON: [String: JSONValue]) { self.json = uncheckedJSON }
+    public init(uncheckedJSON: JSONObject) { self.json = uncheckedJSON }
 
     /// A new version 2 annotation of the given type on a page.
     public init(type: AnnotationType, pageIndex: Int, bbox: Rect, id: String? = nil) {
@@ -232,7 +232,7 @@ public struct Annotation: InstantRecord {
         }
         set {
             guard let newValue else { return json["lineCaps"] = nil }
-            var caps: [String: JSONValue] = [:]
+            var caps: JSONObject = [:]
             caps["start"] = newValue.start.map { .string($0.rawValue) }
             caps["end"] = newValue.end.map { .string($0.rawValue) }
             json["lineCaps"] = .object(caps)

@@ -1,8 +1,8 @@
 /// A bookmark: a named action, usually going to a page.
 public struct Bookmark: InstantRecord {
-    public var json: [String: JSONValue]
+    public var json: JSONObject
 
-    public init(uncheckedJSON: [String: JSONValue]) { self.json = uncheckedJSON }
+    public init(uncheckedJSON: JSONObject) { self.json = uncheckedJSON }
 
     /// A new bookmark with the given action.
     public init(name: String? = nil, action: Action, id: String? = nil) {

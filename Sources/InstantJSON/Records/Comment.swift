@@ -2,9 +2,9 @@ import Foundation
 
 /// A comment in a thread: its text and the thread's root annotation (`rootId`).
 public struct Comment: InstantRecord {
-    public var json: [String: JSONValue]
+    public var json: JSONObject
 
-    public init(uncheckedJSON: [String: JSONValue]) { self.json = uncheckedJSON }
+    public init(uncheckedJSON: JSONObject) { self.json = uncheckedJSON }
 
     /// A new version 2 comment in the thread of the root annotation `rootId`.
     public init(rootId: String, pageIndex: Int, text: AnnotationText, id: String? = nil) {

@@ -1,8 +1,8 @@
 /// A form field: its name, kind, options and the widget annotations that show it.
 public struct FormField: InstantRecord {
-    public var json: [String: JSONValue]
+    public var json: JSONObject
 
-    public init(uncheckedJSON: [String: JSONValue]) { self.json = uncheckedJSON }
+    public init(uncheckedJSON: JSONObject) { self.json = uncheckedJSON }
 
     /// The kind of field, such as `pspdfkit/form-field/text`.
     public struct Kind: WireEnum {
@@ -143,9 +143,9 @@ public struct FormField: InstantRecord {
 
 /// The value of a form field: text, the selected options, or the on-state of check boxes and radios.
 public struct FormFieldValue: InstantRecord {
-    public var json: [String: JSONValue]
+    public var json: JSONObject
 
-    public init(uncheckedJSON: [String: JSONValue]) { self.json = uncheckedJSON }
+    public init(uncheckedJSON: JSONObject) { self.json = uncheckedJSON }
 
     /// A value for the field with the given fully qualified name.
     public init(name: String, value: JSONValue, optionIndexes: [Int]? = nil) {

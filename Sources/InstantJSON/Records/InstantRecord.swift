@@ -8,10 +8,10 @@ import Foundation
 /// those members; `subscript(key:)` reaches any member directly.
 public protocol InstantRecord: Hashable, Sendable, Codable {
     /// The record's members, exactly as read or set.
-    var json: [String: JSONValue] { get set }
+    var json: JSONObject { get set }
 
     /// Wraps members without checking them. Use ``init(json:)`` for input from outside.
-    init(uncheckedJSON: [String: JSONValue])
+    init(uncheckedJSON: JSONObject)
 
     /// Every problem of `value` as a record of this type, each naming its path below `path`.
     static func validationErrors(of value: JSONValue, at path: String) -> [InstantJSONError]

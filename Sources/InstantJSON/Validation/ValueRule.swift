@@ -152,7 +152,7 @@ final class FieldRule: Sendable {
     /// Checks the members of an object against the rules; members without a rule are allowed
     /// (they are kept as they are).
     static func check(
-        _ rules: [FieldRule], in members: [String: JSONValue], at path: @autoclosure () -> JSONPath,
+        _ rules: [FieldRule], in members: JSONObject, at path: @autoclosure () -> JSONPath,
         into errors: inout [InstantJSONError]
     ) {
         for field in rules {

@@ -351,7 +351,7 @@ extension PDFDocument {
         let line = resolve(dictionary["CL"] ?? .null).arrayValue?.compactMap { resolve($0).doubleValue } ?? []
         guard line.count == 4 || line.count == 6 else { return nil }
         let points = space.points(line)
-        var callout: [String: JSONValue] = [
+        var callout: JSONObject = [
             "start": points[0].json, "end": points[points.count - 1].json, "innerRectInset": [0, 0, 0, 0],
         ]
         if points.count == 3 { callout["knee"] = points[1].json }

@@ -177,7 +177,7 @@ struct AnnotationEncoder {
         .array([color.red, color.green, color.blue].map { .number((Double($0) / 255 * 10_000).rounded() / 10_000) })
     }
 
-    private func addCallout(_ callout: [String: JSONValue], to dictionary: inout PDFDictionary) {
+    private func addCallout(_ callout: JSONObject, to dictionary: inout PDFDictionary) {
         let points = ["start", "knee", "end"].compactMap { callout[$0].flatMap(Self.point) }
         guard points.count >= 2 else { return }
         dictionary["CL"] = .array(points.flatMap(coordinates))

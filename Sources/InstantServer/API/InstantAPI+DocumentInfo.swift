@@ -90,7 +90,7 @@ extension InstantAPI {
         let labels = pdf.pageLabels
         let pages: [JSONValue] = pdf.pages.map { page in
             let stored = page.index < document.pages.count ? document.pages[page.index] : nil
-            var boxes: [String: JSONValue] = ["mediaBox": box(page.mediaBox), "cropBox": box(page.cropBox)]
+            var boxes: JSONObject = ["mediaBox": box(page.mediaBox), "cropBox": box(page.cropBox)]
             for (key, name) in [("BleedBox", "bleedBox"), ("TrimBox", "trimBox"), ("ArtBox", "artBox")] {
                 if let rect = pdf.box(key, of: page) { boxes[name] = box(rect) }
             }
@@ -104,7 +104,7 @@ extension InstantAPI {
             ]
         }
         let metadata = pdf.metadata
-        var metadataJSON: [String: JSONValue] = [:]
+        var metadataJSON: JSONObject = [:]
         for (key, value) in [
             ("title", metadata.title), ("author", metadata.author), ("subject", metadata.subject),
             ("keywords", metadata.keywords), ("creator", metadata.creator), ("producer", metadata.producer),
@@ -138,7 +138,7 @@ extension InstantAPI {
     }
 
     static func outlineJSON(_ item: PDFOutlineItem) -> JSONValue {
-        var json: [String: JSONValue] = [
+        var json: JSONObject = [
             "type": "pspdfkit/outline-element",
             "title": .string(item.title),
             "isExpanded": .bool(item.isExpanded),

@@ -164,7 +164,7 @@ extension InstantAPI {
         let previous: JSONValue =
             query.offset > 0
             ? .string(Data(String(max(0, query.offset - query.limit)).utf8).base64EncodedString()) : .null
-        var answer: [String: JSONValue] = [
+        var answer: JSONObject = [
             "data": .array(listing.documents.map { Self.propertiesJSON($0, includeID: true) }),
             "document_count": .integer(Int64(listing.totalCount)),
             "next_cursor": next,
@@ -212,7 +212,7 @@ extension InstantAPI {
     }
 
     static func propertiesJSON(_ document: StoredDocument, includeID: Bool) -> JSONValue {
-        var object: [String: JSONValue] = [
+        var object: JSONObject = [
             "passwordProtected": .bool(document.isPasswordProtected),
             "sourcePdfSha256": .string(document.sourcePDFSHA256),
             "title": .optional(document.title),

@@ -98,7 +98,7 @@ extension InstantAPI {
                 ?? fields.first { content($0)["name"] == content(widget)["formFieldName"] }
         }
 
-        func recordJSON(_ record: StoredRecord) -> [String: JSONValue] {
+        func recordJSON(_ record: StoredRecord) -> JSONObject {
             [
                 "id": .string(record.id), "content": content(record), "createdBy": .optional(record.createdBy),
                 "updatedBy": .optional(record.updatedBy), "group": .optional(record.group),
@@ -262,7 +262,7 @@ extension InstantAPI {
     /// `partial_failure` when some were, `failure` when none; 200 in every case.
     static func batchResponse(applied: [String], failures: [(path: String, details: String)]) -> Response {
         let result = failures.isEmpty ? "success" : (applied.isEmpty ? "failure" : "partial_failure")
-        var json: [String: JSONValue] = [
+        var json: JSONObject = [
             "data": .array(applied.map { ["id": .string($0)] }), "result": .string(result), "status": 200,
         ]
         if !failures.isEmpty {

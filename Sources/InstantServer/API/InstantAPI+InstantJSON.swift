@@ -24,7 +24,7 @@ extension InstantAPI {
         var (output, attachmentIDs) = try await LargeWork.run(bytes: bytes) {
             Self.instantJSON(of: records, base: base, document: document)
         }
-        var attachments: [String: JSONValue] = [:]
+        var attachments: JSONObject = [:]
         for attachmentID in attachmentIDs.sorted() {
             if let attachment = try await storage.attachment(documentID: document.id, sha256: attachmentID) {
                 attachments[attachmentID] = [
@@ -41,7 +41,7 @@ extension InstantAPI {
     /// The members of a layer's Instant JSON export but its attachments, and the attachments its
     /// records refer to.
     private static func instantJSON(of records: [StoredRecord], base: [StoredRecord], document: StoredDocument)
-        -> (members: [String: JSONValue], attachmentIDs: Set<String>)
+        -> (members: JSONObject, attachmentIDs: Set<String>)
     {
         var sections: [String: [JSONValue]] = [:]
         var attachmentIDs: Set<String> = []
@@ -71,7 +71,7 @@ extension InstantAPI {
             }
             skipped.append(objectID)
         }
-        var output: [String: JSONValue] = ["format": .string(InstantJSONImport.format)]
+        var output: JSONObject = ["format": .string(InstantJSONImport.format)]
         for (key, values) in sections { output[key] = .array(values) }
         if !skipped.isEmpty { output["skippedPdfObjectIds"] = .array(skipped.sorted().map { .integer(Int64($0)) }) }
         if let pdfID = document.pdfID {
@@ -105,7 +105,7 @@ extension InstantAPI {
                 data: payload, pageCount: document.pageCount, lenient: lenient, identifiers: identifiers)
         }
         let result = try await plan.apply(to: storage, documentID: id, layer: layer)
-        var data: [String: JSONValue] = ["revision": .integer(result.revision)]
+        var data: JSONObject = ["revision": .integer(result.revision)]
         if lenient {
             data["errors"] = .array(plan.problems.map { ["reason": .string($0)] })
         }

@@ -159,7 +159,7 @@ extension InstantAPI {
         return .object(json)
     }
 
-    private static func boxJSON(_ frame: Rect) -> [String: JSONValue] {
+    private static func boxJSON(_ frame: Rect) -> JSONObject {
         [
             "left": .double(frame.left), "top": .double(frame.top), "width": .double(frame.width),
             "height": .double(frame.height),
