@@ -136,11 +136,38 @@ struct RoundTripTests {
         }
     }
 
-    /// Equal values give equal bytes: members in key order at every depth, or as stored when asked.
+    /// Equal values give equal bytes: members in key order at every depth.
     @Test func objectsAreWrittenInKeyOrder() throws {
         let value: JSONValue = ["b": 1, "a": ["z": true, "y": .null, "é": "x"], "A": [["d": 1, "c": 2]]]
         #expect(value.serializedString() == #"{"A":[{"c":2,"d":1}],"a":{"y":null,"z":true,"é":"x"},"b":1}"#)
         #expect(try JSONValue(parsing: value.serializedString()) == value)
+    }
+
+    /// The parser finds where a string's plain ASCII stops eight bytes at a time: every byte value
+    /// at every position of strings of 1 to 19 bytes is read as it should be.
+    @Test func everyByteOfAStringIsReadAtEveryPosition() {
+        for length in 1...19 {
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = byte
+                    let parsed = try? JSONValue(parsing: [UInt8(ascii: "\"")] + bytes + [UInt8(ascii: "\"")])
+                    // A control character, a quote before the end, a backslash before "a" (no such
+                    // escape) and a byte beyond ASCII on its own (not UTF-8) are refused.
+                    let isRefused =
+                        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte >= 0x80
+                    let expected = isRefused ? JSONValue?.none : .string(String(decoding: bytes, as: UTF8.self))
+                    #expect(parsed == expected, "byte \(byte) at \(position) of \(length)")
+                }
+                // A character of two bytes, and an escaped quote.
+                var text = String(repeating: "a", count: length)
+                text.insert("é", at: text.index(text.startIndex, offsetBy: position))
+                #expect((try? JSONValue(parsing: "\"\(text)\"")) == .string(text))
+                let escaped = String(text.prefix(position)) + #"\""# + text.dropFirst(position)
+                let unescaped = String(text.prefix(position)) + "\"" + text.dropFirst(position)
+                #expect((try? JSONValue(parsing: "\"\(escaped)\"")) == .string(unescaped))
+            }
+        }
     }
 
     /// Integers are written in full, whatever their size and sign, and read back the same.

@@ -16,8 +16,9 @@ extension JSONValue {
     }
 
     /// The object `members` with the members of `replacements` put in (a `nil` value leaves its key
-    /// out; each key at most once in `replacements`), as compact JSON with its keys in order: the
-    /// bytes of the merged object's ``serialized()``, without the merged object being made.
+    /// out; each key at most once in `replacements`, best in key order, which is not sorted again),
+    /// as compact JSON with its keys in order: the bytes of the merged object's ``serialized()``,
+    /// without the merged object being made.
     public static func serializedObject(
         _ members: JSONObject, replacing replacements: [(key: String, value: JSONValue?)]
     ) -> Data {
@@ -30,7 +31,8 @@ extension JSONValue {
             first = false
         }
         // The replacements in key order, then walked beside the members (both in order).
-        let replacements = replacements.count > 1 ? replacements.sorted { $0.key < $1.key } : replacements
+        let isSorted = zip(replacements, replacements.dropFirst()).allSatisfy { $0.key < $1.key }
+        let replacements = isSorted ? replacements : replacements.sorted { $0.key < $1.key }
         var next = 0
         for member in members {
             while next < replacements.count, replacements[next].key < member.key {
@@ -119,20 +121,9 @@ extension JSONValue {
     /// test per byte was most of the time spent writing them.
     static func hasByteToEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let raw = UnsafeRawBufferPointer(bytes)
-        // Each byte of a word tested at once (the carries of a subtraction, as in "Bit Twiddling
-        // Hacks"): a lane's high bit is set where the byte is below 0x20, or where it equals the
-        // byte compared with (its difference is zero). A borrow can set a higher lane only past a
-        // lane that is set already, so a word's answer is exact.
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits: UInt64 = 0x8080_8080_8080_8080
-        func zeroLanes(_ word: UInt64) -> UInt64 { (word &- ones) & ~word & highBits }
         var index = 0
         while index + 8 <= raw.count {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let control = (word &- ones &* 0x20) & ~word & highBits
-            let quote = zeroLanes(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
-            let backslash = zeroLanes(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
-            if control | quote | backslash != 0 { return true }
+            if escapeLanes(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) != 0 { return true }
             index += 8
         }
         while index < raw.count {
@@ -142,8 +133,25 @@ extension JSONValue {
         return false
     }
 
+    /// The lanes of `word` (the high bit of each of its bytes) whose byte a JSON string must
+    /// escape: `"`, `\\` or a control character.
+    ///
+    /// Each byte is tested at once (the carries of a subtraction, as in "Bit Twiddling Hacks"): a
+    /// lane's high bit is set where the byte is below 0x20, or where it equals the byte compared
+    /// with (its difference is zero). A borrow can set a higher lane only past a lane that is set
+    /// already, so whether any lane is set is exact, and so is the lowest lane set.
+    static func escapeLanes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        func zeroLanes(_ word: UInt64) -> UInt64 { (word &- ones) & ~word & highBits }
+        let control = (word &- ones &* 0x20) & ~word & highBits
+        let quote = zeroLanes(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
+        let backslash = zeroLanes(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
+        return control | quote | backslash
+    }
+
     /// Whether a JSON string must escape `byte`: `"`, `\\` or a control character.
-    private static func mustEscape(_ byte: UInt8) -> Bool {
+    static func mustEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 

@@ -308,7 +308,8 @@ struct SyncPlanner: Sendable {
             return (content.serialized(), ServerFields(of: content))
         }
         let createdAt = previous?.createdAt ?? members["createdAt"] ?? stamp
-        var replacements: [(key: String, value: JSONValue?)] = [("updatedAt", stamp), ("createdAt", createdAt)]
+        // In key order, which the writer takes as it is.
+        var replacements: [(key: String, value: JSONValue?)] = [("createdAt", createdAt)]
         let creatorName: JSONValue?
         // The creator's name stays the creator's: an edit keeps it; a creation takes the token's.
         if let previous {
@@ -320,6 +321,7 @@ struct SyncPlanner: Sendable {
         } else {
             creatorName = members["creatorName"]
         }
+        replacements.append(("updatedAt", stamp))
         return (
             JSONValue.serializedObject(members, replacing: replacements),
             ServerFields(createdAt: createdAt, creatorName: creatorName)
