@@ -3,6 +3,7 @@ import InstantTesting
 import Logging
 import NIOCore
 import NIOEmbedded
+import NIOPosix
 import NIOWebSocket
 import ServiceLifecycle
 import Synchronization
@@ -15,32 +16,36 @@ import Testing
 /// commit.
 @Suite("Sync requests under way at shutdown", .timeLimit(.minutes(2)))
 struct SyncRequestsUnderWayTests {
+    /// A loop that is not one of the requests' loops (the server's): requests that arrive on it
+    /// run on it.
+    static let elsewhere = EmbeddedEventLoop()
+
     @Test func aWaitEndsWithTheLastRequest() async throws {
         let underWay = SyncRequestsUnderWay()
         await underWay.untilNone(waitingAtMost: .seconds(600))  // none runs: at once
-        underWay.started()
-        underWay.started()
+        let first = underWay.started(arrivedOn: Self.elsewhere)
+        let second = underWay.started(arrivedOn: Self.elsewhere)
         let lastEnded = Mutex(false)
         let waiting = Task {
             await underWay.untilNone(waitingAtMost: .seconds(600))
             return lastEnded.withLock { $0 }
         }
         #expect(try await eventually { underWay.isAwaited })
-        underWay.ended()
+        underWay.ended(first)
         #expect(underWay.isAwaited, "one request still runs")
         lastEnded.withLock { $0 = true }
-        underWay.ended()
+        underWay.ended(second)
         #expect(await waiting.value, "the wait ended after the last request, not before")
         #expect(!underWay.isAwaited)
     }
 
     @Test func aWaitIsBounded() async {
         let underWay = SyncRequestsUnderWay()
-        underWay.started()
+        let request = underWay.started(arrivedOn: Self.elsewhere)
         await underWay.untilNone(waitingAtMost: .milliseconds(20))
         #expect(underWay.running == 1, "the time ran out with the request still running")
         #expect(!underWay.isAwaited)
-        underWay.ended()
+        underWay.ended(request)
         #expect(underWay.running == 0)
     }
 
@@ -65,6 +70,34 @@ struct SyncRequestsUnderWayTests {
         try await channel.close()
     }
 
+    /// A request's work runs on its connection's loop unless another loop has fewer requests
+    /// running: connections that all landed on one loop share the loops.
+    @Test func requestsGoToTheLoopWithFewestRunning() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        defer { try? group.syncShutdownGracefully() }
+        let loops = Array(group.makeIterator())
+        let (a, b) = (loops[0], loops[1])
+        let underWay = SyncRequestsUnderWay(loops: group)
+        let first = underWay.started(arrivedOn: a)
+        #expect(first.loop === a, "the loops are even: its own")
+        let second = underWay.started(arrivedOn: a)
+        #expect(second.loop === b, "its own runs one more: the other")
+        let third = underWay.started(arrivedOn: a)
+        #expect(third.loop === a)
+        underWay.ended(first)
+        underWay.ended(third)
+        let fourth = underWay.started(arrivedOn: b)
+        #expect(fourth.loop === a, "its own runs one, the other none")
+        let fifth = underWay.started(arrivedOn: b)
+        #expect(fifth.loop === b)
+        for request in [second, fourth, fifth] { underWay.ended(request) }
+        #expect(underWay.running == 0)
+        // A request from a loop of another group runs there.
+        let outside = underWay.started(arrivedOn: Self.elsewhere)
+        #expect(outside.loop == nil && outside.executor == nil)
+        underWay.ended(outside)
+    }
+
     @Test func theServersShutdownWaitsForThem() async throws {
         let underWay = SyncRequestsUnderWay()
         // Limits beyond the suite's: the shutdown can end only because the request ended.
@@ -74,10 +107,10 @@ struct SyncRequestsUnderWayTests {
         let group = ServiceGroup(
             configuration: .init(services: [shutdown], logger: Logger(label: "test.shutdown")))
         let running = Task { try await group.run() }
-        underWay.started()
+        let request = underWay.started(arrivedOn: Self.elsewhere)
         await group.triggerGracefulShutdown()
         #expect(try await eventually { underWay.isAwaited }, "the shutdown waits for the request")
-        underWay.ended()
+        underWay.ended(request)
         try await running.value
     }
 }

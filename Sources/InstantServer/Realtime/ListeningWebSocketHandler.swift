@@ -391,13 +391,13 @@ final class ListeningWebSocketHandler: ChannelInboundHandler, RemovableChannelHa
         let handler = NIOLoopBound(self, eventLoop: loop)
         let (answer, token, logger, metrics) = (endpoint.answer, session.token, logger, endpoint.events.metrics)
         let started = ContinuousClock.now
-        // Counted before the task is made: a shutdown from here on waits for the answer.
+        // Counted before the task is made: a shutdown from here on waits for the answer. On the
+        // loop the requests under way choose, as an HTTP request's (most often the connection's).
         let underWay = endpoint.underWay
-        underWay.started()
-        // On the connection's loop, as an HTTP request's handler.
-        Task(executorPreference: executor) {
+        let work = underWay.started(arrivedOn: loop)
+        Task(executorPreference: work.executor ?? executor) {
             let answered = await answer(message, token, listener, logger)
-            underWay.ended()
+            underWay.ended(work)
             loop.execute {
                 let handler = handler.value
                 handler.isAnswering = false

@@ -200,8 +200,9 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Runs `work` in a task on the connection's loop, then `then` on the loop with its outcome
-    /// if the handler is still in the pipeline.
+    /// Runs `work` in a task on the loop that ``SyncRequestsUnderWay`` chooses (most often the
+    /// connection's), then `then` on the connection's loop with its outcome if the handler is still
+    /// in the pipeline.
     private func run<Outcome: Sendable>(
         context: ChannelHandlerContext, _ work: @escaping @Sendable (SyncEndpoint) async -> Outcome,
         then: @escaping (SyncRouteHandler, Outcome, ChannelHandlerContext) -> Void
@@ -210,10 +211,10 @@ final class SyncRouteHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let handler = NIOLoopBound(self, eventLoop: loop)
         let done = NIOLoopBound(then, eventLoop: loop)
         let endpoint = endpoint
-        endpoint.underWay.started()
-        Task(executorPreference: executor) {
+        let underWay = endpoint.underWay.started(arrivedOn: loop)
+        Task(executorPreference: underWay.executor ?? executor) {
             let outcome = await work(endpoint)
-            endpoint.underWay.ended()
+            endpoint.underWay.ended(underWay)
             loop.execute {
                 guard let context = handler.value.context else { return }
                 done.value(handler.value, outcome, context)
