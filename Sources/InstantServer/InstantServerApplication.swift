@@ -61,6 +61,8 @@ public func buildInstantApplication(
         ),
         services: services,
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+        // The loops whose requests the sync requests under way share out.
+        eventLoopGroupProvider: .shared(routers.sync.underWay.group),
         logger: logger
     )
     application.beforeServerStarts { try await storage.backend.prepare() }

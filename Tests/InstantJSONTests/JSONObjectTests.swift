@@ -30,6 +30,7 @@ struct JSONObjectTests {
     }
 
     @Test func keysAreToldApartAsStringsAre() {
+        #expect(JSONObject().description == "[:]")
         // "é" written as one scalar and as "e" with a combining accent are one key, as in a dictionary.
         let object: JSONObject = ["é": 1, "e\u{301}": 2, "b": 3]
         #expect(object.count == 2)
@@ -89,5 +90,15 @@ struct JSONObjectTests {
         let data = try JSONEncoder().encode(object)
         #expect(try JSONDecoder().decode(JSONObject.self, from: data) == object)
         #expect(try JSONValue(parsing: data) == .object(object))
+        // Members' keys are data: a coder that renames keys leaves them as they are.
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let record: JSONObject = ["pageIndex": 0, "text": ["format": "plain"], "snake_case": true]
+        let renamed = try encoder.encode(record)
+        #expect(try JSONValue(parsing: renamed) == .object(record))
+        #expect(try decoder.decode(JSONObject.self, from: renamed) == record)
+        #expect(try decoder.decode(JSONValue.self, from: renamed) == .object(record))
     }
 }

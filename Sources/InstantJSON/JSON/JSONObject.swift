@@ -6,7 +6,7 @@
 /// Unlike a dictionary it keeps its members in an array sorted by key:
 /// - building one hashes nothing: the members that a parser or a writer hands over already in
 ///   key order are taken as they are, and others are sorted once;
-/// - it is written in key order without sorting (``JSONValue/serialized(sortedKeys:)``);
+/// - it is written in key order without sorting (``JSONValue/serialized()``);
 /// - a member is found by a binary search of the keys, and two objects' members can be walked
 ///   side by side in order.
 ///
@@ -241,18 +241,23 @@ extension JSONObject: Hashable {
     }
 }
 
+/// Coded as a dictionary of strings in a single value: coders that rename keys (a `JSONEncoder`'s
+/// `keyEncodingStrategy`) leave such a dictionary's keys as they are, and so the members' keys.
 extension JSONObject: Codable {
     public init(from decoder: any Decoder) throws {
-        self.init(try [String: JSONValue](from: decoder))
+        self.init(try decoder.singleValueContainer().decode([String: JSONValue].self))
     }
 
     public func encode(to encoder: any Encoder) throws {
-        try dictionary.encode(to: encoder)
+        var container = encoder.singleValueContainer()
+        try container.encode(dictionary)
     }
 }
 
 extension JSONObject: CustomStringConvertible {
+    /// As a dictionary's: `["a": integer(1)]`, `[:]` when empty.
     public var description: String {
-        "[" + members.map { "\($0.key.debugDescription): \($0.value)" }.joined(separator: ", ") + "]"
+        guard !members.isEmpty else { return "[:]" }
+        return "[" + members.map { "\($0.key.debugDescription): \($0.value)" }.joined(separator: ", ") + "]"
     }
 }

@@ -2,8 +2,9 @@
 ///
 /// Integers written without a fraction or exponent stay integers (`5` never comes back as
 /// `5.0`, and integers up to 64 bits are not rounded); everything else is a `Double`. Objects are
-/// unordered, as JSON defines them, and kept in key order (``JSONObject``). `JSONValue` carries the keys of a record that this version
-/// does not know and free-form data such as `customData`, so that nothing a newer peer wrote is lost.
+/// unordered, as JSON defines them, and kept in key order (``JSONObject``). `JSONValue` carries
+/// the keys of a record that this version does not know and free-form data such as `customData`,
+/// so that nothing a newer peer wrote is lost.
 public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
@@ -107,7 +108,9 @@ extension JSONValue {
 }
 
 extension JSONValue {
-    /// An object of the members of `dictionary`.
+    /// An object of the members of `dictionary`. Disfavoured: a dictionary literal makes the
+    /// ``JSONObject`` itself, without a dictionary (and its hashing) in between.
+    @_disfavoredOverload
     public static func object(_ dictionary: [String: JSONValue]) -> JSONValue {
         .object(JSONObject(dictionary))
     }

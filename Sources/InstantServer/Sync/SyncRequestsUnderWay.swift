@@ -41,9 +41,14 @@ final class SyncRequestsUnderWay: Sendable {
         fileprivate let loops: [(loop: any EventLoop, executor: EventLoopTaskExecutor)]
     }
 
-    /// Requests whose work runs on the loops of `group`: the server's loops (Hummingbird's
-    /// default group is SwiftNIO's singleton).
+    /// The loops that requests' work runs on, which the server's connections must run on too
+    /// (``buildInstantApplication(configuration:storage:importer:logger:metrics:pdfWork:onServerRunning:)``
+    /// gives it to the application): requests from other loops run where they arrived.
+    let group: any EventLoopGroup
+
+    /// Requests whose work runs on the loops of `group`.
     init(loops group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.group = group
         loops = group.makeIterator().map { ($0, EventLoopTaskExecutor($0)) }
         state = Mutex(State(runningOn: Array(repeating: 0, count: loops.count)))
     }
@@ -70,8 +75,13 @@ final class SyncRequestsUnderWay: Sendable {
     /// Notes a request that ended; once none runs, what waits for them goes on.
     func ended(_ work: Work) {
         let waiters = state.withLock { state in
+            // A request ended twice would leave its loop taking every request after it.
+            precondition(state.running > 0, "A sync request ended twice")
             state.running -= 1
-            if let position = work.position { state.runningOn[position] -= 1 }
+            if let position = work.position {
+                precondition(state.runningOn[position] > 0, "A sync request ended twice")
+                state.runningOn[position] -= 1
+            }
             guard state.running == 0 else { return [CheckedContinuation<Void, Never>]() }
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
