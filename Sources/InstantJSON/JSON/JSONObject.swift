@@ -32,14 +32,6 @@ public struct JSONObject: Sendable {
         members.sort { $0.key < $1.key }
     }
 
-    /// Members in any order, each key once (a key given twice stops the program, as it does for
-    /// `Dictionary(uniqueKeysWithValues:)`).
-    public init<S: Sequence>(uniqueKeysWithValues members: S) where S.Element == (String, JSONValue) {
-        self.init(members.map { (key: $0.0, value: $0.1) }) { _, _ in
-            preconditionFailure("JSONObject(uniqueKeysWithValues:) was given a key twice")
-        }
-    }
-
     /// Members in any order; of a key given more than once, `combine` makes the value from the
     /// one kept so far and the next.
     public init<S: Sequence>(
