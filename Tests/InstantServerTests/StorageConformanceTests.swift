@@ -915,6 +915,42 @@ struct StorageConformanceTests {
         #expect(alone == (["late"], true))
     }
 
+    /// What the answers of a group derive from the records they share is made once, after the
+    /// commit and before any answer is delivered, when one of them asks for it; the change sets
+    /// the observers get hold the same records. Records of more than
+    /// ``SharedRecords/maximumBytesDerivedBeforeDelivery`` bytes are left to the answers.
+    @Test(arguments: StorageKind.available)
+    func whatTheAnswersDeriveIsMadeBeforeTheyAreDelivered(_ kind: StorageKind) async throws {
+        let (fixture, heard) = try await Self.observedDocument(kind)
+        defer { fixture.remove() }
+        let storage = fixture.storage
+        let large = String(repeating: "x", count: SharedRecords.maximumBytesDerivedBeforeDelivery)
+        // Whether each group's answers ask for the derivation, and the note its commits write.
+        for (asking, note) in [([true, false], ""), ([false, false], ""), ([true, true], large)] {
+            let answers = try await Self.oneGroup(storage, count: asking.count) { index in
+                let (_, _, answer) = try await storage.apply(
+                    documentID: "d", layer: "", push: nil, reading: [],
+                    deciding: { _ in
+                        LayerDecision(changes: [.put(Self.annotation("n\(index)", note: note))], outcome: ())
+                    },
+                    answerCarries: AnsweredChanges(after: 1, derivation: asking[index] ? RecordNames.self : nil),
+                    answering: { reader, _, _ in try await reader.changes(after: 1).shared })
+                // As its caller has it.
+                let shared = try #require(answer ?? nil)
+                return (shared, shared.hasDerived(RecordNames.self))
+            }
+            let shared = answers[0].0
+            #expect(answers.allSatisfy { $0.0 === shared })
+            let derived = asking.contains(true) && note.isEmpty
+            #expect(answers.allSatisfy { $0.1 == derived }, "derived before the answers went out: \(asking)")
+            let revision = try await storage.layer(documentID: "d", name: "")?.revision ?? 0
+            #expect(try await eventually { heard.changes.last?.last?.revision == revision })
+            let sets = try #require(heard.changes.last)
+            #expect(sets.count == asking.count)
+            #expect(sets.allSatisfy { $0.sharedRecords === shared }, "the observers get the answers' records")
+        }
+    }
+
     /// The answers of a group list its writes by revision, then id, whatever the order in which its
     /// commits made them, each record as last written.
     @Test(arguments: StorageKind.available)

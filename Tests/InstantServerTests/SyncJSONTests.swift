@@ -237,4 +237,68 @@ struct SyncJSONTests {
         }
         #expect(derivedHere == [3] + Array(repeating: 1, count: length - 2) + [3])
     }
+
+    /// A commit's change message copies its records' JSON from what the answers of its group
+    /// share, once they made it, across the runs it carries from other groups, and is the message
+    /// it would write itself: for everyone, and with tombstones for a user who may view only its
+    /// own records. Before the JSON is made, or when the shared records lack one of the commit's
+    /// (a later commit of the group wrote it again), the message writes its records itself.
+    @Test func aChangeMessageCopiesTheJSONItsGroupShares() throws {
+        // Revisions 1 to 6, two or three records each; records by bob at odd positions.
+        var records: [StoredRecord] = []
+        for revision in 1...6 {
+            for index in 0..<(revision % 2 == 0 ? 3 : 2) {
+                records.append(
+                    StoredRecord(
+                        id: "r\(revision)-\(index)", kind: .annotation, revision: Int64(revision),
+                        createdBy: records.count % 2 == 1 ? "bob" : "ann",
+                        content: Data(#"{"n":"\#(revision)-\#(index)"}"#.utf8), updatedAt: Date()))
+            }
+        }
+        let everyone = ClientToken(documentID: "d", permissions: ["read-document"], userID: "ann", expiresAt: Date())
+        var ownOnly = everyone
+        ownOnly.collaborationPermissions = try CollaborationPermissions(claim: ["annotations:view:self"])
+        // Revisions 1 and 2 (5 records) in a first group; 2 and 3 carried into the second (r2 from
+        // the first), which adds 4 to 6.
+        let first = SharedRecords(Array(records[0..<5]))
+        _ = first.derived(SharedSyncJSON.self)
+        let second = SharedRecords(Array(records[2...]), carrying: .init(source: first, offset: 2, count: 3))
+        func changes(_ revision: Int64, _ shared: SharedRecords?, lacking: String? = nil) -> LayerChangeSet {
+            var changes = LayerChangeSet(
+                documentID: "d", layer: "", since: revision - 1, revision: revision,
+                records: records.filter { $0.revision == revision && $0.id != lacking })
+            changes.sharedRecords = shared
+            return changes
+        }
+        func texts(_ message: ChangeMessage) -> [String?] {
+            [everyone, ownOnly].map { message.text(for: $0).map { String(buffer: $0) } }
+        }
+        let unshared = (2...6).map { texts(ChangeMessage(changes($0, nil), maximumSize: 1 << 16)) }
+        #expect(unshared[2][1] != unshared[2][0], "bob's record of revision 4 is a tombstone for ann")
+        let beforeTheJSON = (2...6).map { texts(ChangeMessage(changes($0, second), maximumSize: 1 << 16)) }
+        #expect(!second.hasDerived(SharedSyncJSON.self), "a change message does not make the shared JSON")
+        _ = second.derived(SharedSyncJSON.self)
+        let copied = (2...6).map { texts(ChangeMessage(changes($0, second), maximumSize: 1 << 16)) }
+        #expect(ChangeMessage.sharedJSON(of: changes(4, second))?.range == 5..<8, "r4-0 after r2-0 to r3-1")
+        #expect(ChangeMessage.sharedJSON(of: changes(2, second))?.range == 0..<3)
+        #expect(beforeTheJSON == unshared)
+        #expect(copied == unshared)
+        // A commit of revision 4 with one record fewer than the shared records have of it, and one
+        // with a record they lack.
+        let fewer = changes(4, second, lacking: "r4-1")
+        #expect(
+            texts(ChangeMessage(fewer, maximumSize: 1 << 16))
+                == texts(ChangeMessage(changes(4, nil, lacking: "r4-1"), maximumSize: 1 << 16)))
+        var more = changes(4, second)
+        more.records.append(
+            StoredRecord(id: "r4-9", kind: .annotation, revision: 4, content: Data("{}".utf8), updatedAt: Date()))
+        #expect(ChangeMessage.sharedJSON(of: fewer) == nil && ChangeMessage.sharedJSON(of: more) == nil)
+        var moreUnshared = more
+        moreUnshared.sharedRecords = nil
+        #expect(
+            texts(ChangeMessage(more, maximumSize: 1 << 16)) == texts(ChangeMessage(moreUnshared, maximumSize: 1 << 16))
+        )
+        // Over the size limit, only the revisions go out, whichever way the JSON came.
+        #expect(texts(ChangeMessage(changes(4, second), maximumSize: 100)) == [nil, nil])
+    }
 }

@@ -17,7 +17,9 @@ struct ChangeMessage: Sendable {
     /// one's JSON is in ``text``.
     private let records: [(record: StoredRecord, bytes: Range<Int>)]
 
-    /// Encodes what a commit wrote; over `maximumSize` bytes, only its revisions are kept.
+    /// Encodes what a commit wrote; over `maximumSize` bytes, only its revisions are kept. The
+    /// records' JSON is copied from what the answers of the commit's group share when they made it
+    /// already (``LayerChangeSet/sharedRecords``), and written otherwise.
     init(_ changes: LayerChangeSet, maximumSize: Int) {
         since = changes.since
         revision = changes.revision
@@ -26,15 +28,24 @@ struct ChangeMessage: Sendable {
         Self.writeStart(of: changes.revision, since: changes.since, into: &text)
         var records: [(record: StoredRecord, bytes: Range<Int>)] = []
         records.reserveCapacity(changes.records.count)
-        var scratch: [UInt8] = []
-        for record in changes.records {
-            if !records.isEmpty { text.writeInteger(UInt8(ascii: ",")) }
-            let start = text.writerIndex
-            record.writeSyncJSON(into: &text, using: &scratch)
+        func bare(_ record: StoredRecord) -> StoredRecord {
             var bare = record
             bare.content = Data()
-            records.append((bare, start..<text.writerIndex))
-            if text.readableBytes > maximumSize { break }
+            return bare
+        }
+        if let (json, range) = Self.sharedJSON(of: changes) {
+            for (record, bytes) in zip(changes.records, json.copy(range, into: &text)) {
+                records.append((bare(record), bytes))
+            }
+        } else {
+            var scratch: [UInt8] = []
+            for record in changes.records {
+                if !records.isEmpty { text.writeInteger(UInt8(ascii: ",")) }
+                let start = text.writerIndex
+                record.writeSyncJSON(into: &text, using: &scratch)
+                records.append((bare(record), start..<text.writerIndex))
+                if text.readableBytes > maximumSize { break }
+            }
         }
         text.writeString("]}")
         if text.readableBytes > maximumSize {
@@ -75,6 +86,24 @@ struct ChangeMessage: Sendable {
         }
         copy.writeString("]}")
         return copy
+    }
+
+    /// The JSON that the answers of the commit's group made of the records they share, and where
+    /// the commit's records are among those, when it is made and has them all, as they are.
+    static func sharedJSON(of changes: LayerChangeSet) -> (json: SharedSyncJSON, range: Range<Int>)? {
+        guard let shared = changes.sharedRecords, shared.hasDerived(SharedSyncJSON.self) else { return nil }
+        // The shared records are by revision then id, and so are the commit's (all of one revision).
+        let all = shared.records
+        var (low, high) = (all.startIndex, all.endIndex)
+        while low < high {
+            let middle = (low + high) / 2
+            if all[middle].revision < changes.revision { low = middle + 1 } else { high = middle }
+        }
+        let range = low..<low + changes.records.count
+        guard range.upperBound <= all.endIndex, all[range].elementsEqual(changes.records),
+            range.upperBound == all.endIndex || all[range.upperBound].revision != changes.revision
+        else { return nil }
+        return (shared.derived(SharedSyncJSON.self), range)
     }
 
     /// `{"revision":M,"since":L,"records":[`

@@ -10,10 +10,27 @@ public struct AnsweredChanges: Sendable, Hashable {
     /// How many revisions the layer may be past ``after`` for the group transaction to make the
     /// answer.
     public var withinRevisions: Int64
+    /// What the answer derives from the records that the answers of its group share
+    /// (``SharedRecords``), if anything: the group derives it once, after it committed and before
+    /// it delivers any answer (``SharedRecords/deriveBeforeDelivery(_:)``). So the answers do not
+    /// each derive it at the same time, and the change messages of the group's commits take it too.
+    public var derivation: (any RecordsDerivation.Type)?
 
-    public init(after: Int64, withinRevisions: Int64 = .max) {
+    public init(after: Int64, withinRevisions: Int64 = .max, derivation: (any RecordsDerivation.Type)? = nil) {
         self.after = after
         self.withinRevisions = withinRevisions
+        self.derivation = derivation
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.after == rhs.after && lhs.withinRevisions == rhs.withinRevisions
+            && lhs.derivation.map(ObjectIdentifier.init) == rhs.derivation.map(ObjectIdentifier.init)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(after)
+        hasher.combine(withinRevisions)
+        hasher.combine(derivation.map(ObjectIdentifier.init))
     }
 
     /// The revision after which the group reads the answer's changes when it finds the layer at

@@ -207,8 +207,9 @@ extension InstantStorage {
     ///    commit's answer, from the changes read in 1 and the group's writes;
     /// 3. every record written, the layer's revision, the push ids and the announcement, at once;
     ///
-    /// and after the commit, each commit's caller and then the observers, by the delivery it
-    /// returns (a caller's answer does not wait for the change messages of the group).
+    /// and after the commit, by the delivery it returns: what its answers derive from the records
+    /// they share (their JSON, ``AnsweredChanges/derivation``), then each commit's caller, then the
+    /// observers (a caller's answer does not wait for the change messages of the group).
     /// Commits to one layer follow each other, on every server node, and each takes the revision
     /// after the one before. When its backend offers it, a group does not lock the layer
     /// (``StorageBackend/optimistically(_:)``), unless it is the first here since the layer's
@@ -271,6 +272,7 @@ extension InstantStorage {
         let report = GroupCommitReport(
             path: path, commits: group.deliveries.count, ranAgain: ranAgain, duration: ContinuousClock.now - started)
         return {
+            if let (shared, types) = group.derivedBeforeDelivery { shared.deriveBeforeDelivery(types) }
             for deliver in group.deliveries { deliver() }
             await self.report(group.events, changes: group.changes, group: report)
         }
@@ -470,6 +472,9 @@ extension InstantStorage {
         var deliveries: [@Sendable () -> Void]
         /// What the next group may take from this one instead of reading it, once its version is set.
         var memory: LayerMemory? = nil
+        /// The records the group's answers share and what they derive from them, to derive before
+        /// the answers are delivered (``SharedRecords/deriveBeforeDelivery(_:)``).
+        var derivedBeforeDelivery: (shared: SharedRecords, types: [any RecordsDerivation.Type])? = nil
 
         /// Whether the group has nothing to write: no record, revision, push id or announcement.
         var writesNothing: Bool { rows.isEmpty && revised == nil && pushes.isEmpty && events.isEmpty }
@@ -520,9 +525,26 @@ extension InstantStorage {
         for (answer, answersAfter) in zip(answering, answersAfter) {
             deliveries.append(try await answer(answersAfter == nil ? nil : after))
         }
+        // The commits' records are among those the answers share, which the change messages of the
+        // commits may then take their JSON from.
+        var changes = group.changes
+        if let shared = changed?.shared {
+            for index in changes.indices { changes[index].sharedRecords = shared }
+        }
         var outcome = GroupOutcome(
             rows: records.takeUnflushed(), found: layer.revision, revision: group.layer.revision,
-            pushes: group.pushes, events: [], changes: group.changes, deliveries: deliveries)
+            pushes: group.pushes, events: [], changes: changes, deliveries: deliveries)
+        if let shared = changed?.shared {
+            // What the answers made here derive from the records they share, each kind once.
+            var derivations: [any RecordsDerivation.Type] = []
+            for (job, after) in zip(jobs, answersAfter) where after != nil {
+                guard let type = job.answer?.derivation,
+                    !derivations.contains(where: { ObjectIdentifier($0) == ObjectIdentifier(type) })
+                else { continue }
+                derivations.append(type)
+            }
+            if !derivations.isEmpty { outcome.derivedBeforeDelivery = (shared, derivations) }
+        }
         if remembering {
             var pushIDs = remembered?.pushIDs ?? [:]
             for client in jobs.clients { pushIDs[client] = .some(group.lastPushIDs[client]) }
@@ -981,6 +1003,25 @@ public final class SharedRecords: Sendable {
         guard let carried else { return records[records.endIndex...] }
         guard let run = carried, run.source.hasDerived(type) else { return records[...] }
         return records[run.count...]
+    }
+
+    /// How many bytes of stored contents a group derives values from before it delivers its
+    /// answers (``deriveBeforeDelivery(_:)``), on the loop where it delivers them and writes the
+    /// change messages of its commits (which take the JSON then rather than write it again): about
+    /// 5 ms of work on the project's machine. Beyond that, the answers derive them, away from the
+    /// event loops (``LargeWork``).
+    static let maximumBytesDerivedBeforeDelivery = 1 << 20
+
+    /// Derives a value of each of `types` now, unless the records it would go through have more than
+    /// ``maximumBytesDerivedBeforeDelivery`` bytes of contents: called by a group after its commit,
+    /// before it delivers its answers, which then all find it made (rather than each derive it at
+    /// the same time on its own event loop), as do the change messages of its commits.
+    func deriveBeforeDelivery(_ types: [any RecordsDerivation.Type]) {
+        func derive<Value: RecordsDerivation>(_ type: Value.Type) {
+            let bytes = recordsToDerive(type).reduce(0) { $0 + $1.content.count }
+            if bytes <= Self.maximumBytesDerivedBeforeDelivery { _ = derived(type) }
+        }
+        for type in types { derive(type) }
     }
 
     /// The value of its type derived from the records: the first reader that asks makes it, and

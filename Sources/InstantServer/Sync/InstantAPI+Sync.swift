@@ -176,7 +176,11 @@ extension InstantAPI {
                 try await self.storage.apply(
                     documentID: documentID, layer: layer, push: push, reading: planner.referencedIDs,
                     deciding: planner.decide,
-                    answerCarries: AnsweredChanges(after: baseRevision, withinRevisions: Self.answerInCommitLimit),
+                    answerCarries: AnsweredChanges(
+                        after: baseRevision, withinRevisions: Self.answerInCommitLimit,
+                        // The answer takes its changes' JSON as its group's answers share it
+                        // (``SyncAnswer/writeRecords(visibleTo:into:)``).
+                        derivation: token.collaborationPermissions == nil ? SharedSyncJSON.self : nil),
                     answering: { reader, result, outcome in try await answering(reader, result, outcome ?? []) })
             }
             let committed: CommitResult

@@ -163,6 +163,28 @@ struct SharedSyncJSON: RecordsDerivation {
         return parts
     }
 
+    /// Copies the JSON of the records of `range` (indices in the shared records), separated by
+    /// commas, to `buffer`; returns where each record's JSON is in it.
+    func copy(_ range: Range<Int>, into buffer: inout ByteBuffer) -> [Range<Int>] {
+        var places: [Range<Int>] = []
+        places.reserveCapacity(range.count)
+        for (run, first) in zip(runs, firstIndices) {
+            let (from, to) = (max(range.lowerBound, first), min(range.upperBound, first + run.starts.count))
+            guard from < to else { continue }
+            let part = run.part(from: from - first, count: to - from)
+            guard let start = part.starts.first, let slice = part.text.getSlice(at: start, length: part.end - start)
+            else { continue }
+            if !places.isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
+            // A record's JSON ends where the comma before the next one begins.
+            let (shift, ends) = (buffer.writerIndex - start, part.starts.dropFirst().map { $0 - 1 } + [part.end])
+            for (recordStart, recordEnd) in zip(part.starts, ends) {
+                places.append(recordStart + shift..<recordEnd + shift)
+            }
+            buffer.writeImmutableBuffer(slice)
+        }
+        return places
+    }
+
     /// Adds the JSON of the records from the one at `index` (in the shared records) to the last,
     /// separated by commas, to `body`: the runs' bytes as they are, not copied.
     func write(from index: Int, into body: inout SyncAnswerBody) {

@@ -21,6 +21,11 @@ public struct LayerChangeSet: Sendable, Hashable {
     public var revision: Int64
     /// Every record the commit wrote (tombstones for deletions), as it was last written, by id.
     public var records: [StoredRecord]
+    /// Records that hold these (by revision then id) among others, shared by the answers of the
+    /// commit's group, with what they derived from them (their JSON, which the change messages of
+    /// the commit take rather than write again); `nil` when there are none (a commit that another
+    /// node made, or whose group answered nobody). Not part of the change set's value.
+    var sharedRecords: SharedRecords?
 
     /// Creates a change set.
     public init(documentID: String, layer: String, since: Int64, revision: Int64, records: [StoredRecord]) {
@@ -29,6 +34,19 @@ public struct LayerChangeSet: Sendable, Hashable {
         self.since = since
         self.revision = revision
         self.records = records
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        (lhs.documentID, lhs.layer, lhs.since, lhs.revision) == (rhs.documentID, rhs.layer, rhs.since, rhs.revision)
+            && lhs.records == rhs.records
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(documentID)
+        hasher.combine(layer)
+        hasher.combine(since)
+        hasher.combine(revision)
+        hasher.combine(records)
     }
 }
 
