@@ -916,15 +916,15 @@ struct StorageConformanceTests {
     }
 
     /// What the answers of a group derive from the records they share is made once, after the
-    /// commit and before any answer is delivered, when one of them asks for it; the change sets
-    /// the observers get hold the same records. Records of more than
-    /// ``SharedRecords/maximumBytesDerivedBeforeDelivery`` bytes are left to the answers.
+    /// commit and before any answer is delivered, when one of them asks for it, large records too
+    /// (away from the loop of the group commits); the change sets the observers get hold the same
+    /// records.
     @Test(arguments: StorageKind.available)
     func whatTheAnswersDeriveIsMadeBeforeTheyAreDelivered(_ kind: StorageKind) async throws {
         let (fixture, heard) = try await Self.observedDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        let large = String(repeating: "x", count: SharedRecords.maximumBytesDerivedBeforeDelivery)
+        let large = String(repeating: "x", count: LargeWork.threshold)
         // Whether each group's answers ask for the derivation, and the note its commits write.
         for (asking, note) in [([true, false], ""), ([false, false], ""), ([true, true], large)] {
             let answers = try await Self.oneGroup(storage, count: asking.count) { index in
@@ -941,7 +941,7 @@ struct StorageConformanceTests {
             }
             let shared = answers[0].0
             #expect(answers.allSatisfy { $0.0 === shared })
-            let derived = asking.contains(true) && note.isEmpty
+            let derived = asking.contains(true)
             #expect(answers.allSatisfy { $0.1 == derived }, "derived before the answers went out: \(asking)")
             let revision = try await storage.layer(documentID: "d", name: "")?.revision ?? 0
             #expect(try await eventually { heard.changes.last?.last?.revision == revision })

@@ -258,11 +258,11 @@ struct SyncJSONTests {
         let everyone = ClientToken(documentID: "d", permissions: ["read-document"], userID: "ann", expiresAt: Date())
         var ownOnly = everyone
         ownOnly.collaborationPermissions = try CollaborationPermissions(claim: ["annotations:view:self"])
-        // Revisions 1 and 2 (5 records) in a first group; 2 and 3 carried into the second (r2 from
-        // the first), which adds 4 to 6.
-        let first = SharedRecords(Array(records[0..<5]))
+        // Revision 1 and two records of 2 in a first group; those two carried into the second (from
+        // the first), which adds the third of revision 2, and 3 to 6.
+        let first = SharedRecords(Array(records[0..<4]))
         _ = first.derived(SharedSyncJSON.self)
-        let second = SharedRecords(Array(records[2...]), carrying: .init(source: first, offset: 2, count: 3))
+        let second = SharedRecords(Array(records[2...]), carrying: .init(source: first, offset: 2, count: 2))
         func changes(_ revision: Int64, _ shared: SharedRecords?, lacking: String? = nil) -> LayerChangeSet {
             var changes = LayerChangeSet(
                 documentID: "d", layer: "", since: revision - 1, revision: revision,
@@ -280,15 +280,15 @@ struct SyncJSONTests {
         _ = second.derived(SharedSyncJSON.self)
         let copied = (2...6).map { texts(ChangeMessage(changes($0, second), maximumSize: 1 << 16)) }
         #expect(ChangeMessage.sharedJSON(of: changes(4, second))?.range == 5..<8, "r4-0 after r2-0 to r3-1")
-        #expect(ChangeMessage.sharedJSON(of: changes(2, second))?.range == 0..<3)
+        #expect(ChangeMessage.sharedJSON(of: changes(2, second))?.range == 0..<3, "over both runs")
         #expect(beforeTheJSON == unshared)
         #expect(copied == unshared)
         // A commit of revision 4 with one record fewer than the shared records have of it, and one
         // with a record they lack.
-        let fewer = changes(4, second, lacking: "r4-1")
+        let fewer = changes(4, second, lacking: "r4-2")
         #expect(
             texts(ChangeMessage(fewer, maximumSize: 1 << 16))
-                == texts(ChangeMessage(changes(4, nil, lacking: "r4-1"), maximumSize: 1 << 16)))
+                == texts(ChangeMessage(changes(4, nil, lacking: "r4-2"), maximumSize: 1 << 16)))
         var more = changes(4, second)
         more.records.append(
             StoredRecord(id: "r4-9", kind: .annotation, revision: 4, content: Data("{}".utf8), updatedAt: Date()))
@@ -298,7 +298,31 @@ struct SyncJSONTests {
         #expect(
             texts(ChangeMessage(more, maximumSize: 1 << 16)) == texts(ChangeMessage(moreUnshared, maximumSize: 1 << 16))
         )
-        // Over the size limit, only the revisions go out, whichever way the JSON came.
-        #expect(texts(ChangeMessage(changes(4, second), maximumSize: 100)) == [nil, nil])
+        // Over the size limit, only the revisions go out, whichever way the JSON came; a message
+        // of the limit's size goes out.
+        let size = try #require(ChangeMessage(changes(4, nil), maximumSize: 1 << 16).text?.readableBytes)
+        for shared in [nil, second] {
+            #expect(texts(ChangeMessage(changes(4, shared), maximumSize: size)) == unshared[2])
+            #expect(texts(ChangeMessage(changes(4, shared), maximumSize: size - 1)) == [nil, nil])
+        }
+    }
+
+    /// Before its answers are delivered, a group derives what they share, unless its records
+    /// carry a run of another group's that has nothing derived yet: that would derive the other
+    /// group's value first, from all of its records.
+    @Test func aGroupDerivesBeforeDeliveryUnlessWhatItCarriesHasNothingYet() async {
+        let records = (1...6).map { revision in
+            StoredRecord(
+                id: "r\(revision)", kind: .annotation, revision: Int64(revision),
+                content: Data(#"{"n":\#(revision)}"#.utf8), updatedAt: Date())
+        }
+        let first = SharedRecords(Array(records[0..<4]))
+        let second = SharedRecords(Array(records[1..<6]), carrying: .init(source: first, offset: 1, count: 3))
+        await second.deriveBeforeDelivery([SharedSyncJSON.self])
+        #expect(!second.hasDerived(SharedSyncJSON.self) && !first.hasDerived(SharedSyncJSON.self))
+        await first.deriveBeforeDelivery([SharedSyncJSON.self])
+        await second.deriveBeforeDelivery([SharedSyncJSON.self])
+        #expect(first.hasDerived(SharedSyncJSON.self) && second.hasDerived(SharedSyncJSON.self))
+        #expect(second.recordsToDerive(SharedSyncJSON.self).isEmpty)
     }
 }

@@ -33,9 +33,13 @@ struct ChangeMessage: Sendable {
             bare.content = Data()
             return bare
         }
+        var fits = true
         if let (json, range) = Self.sharedJSON(of: changes) {
-            for (record, bytes) in zip(changes.records, json.copy(range, into: &text)) {
-                records.append((bare(record), bytes))
+            // Over the limit (with the closing `]}`), nothing is copied.
+            if let places = json.copy(range, into: &text, upTo: maximumSize - 2) {
+                for (record, bytes) in zip(changes.records, places) { records.append((bare(record), bytes)) }
+            } else {
+                fits = false
             }
         } else {
             var scratch: [UInt8] = []
@@ -48,7 +52,7 @@ struct ChangeMessage: Sendable {
             }
         }
         text.writeString("]}")
-        if text.readableBytes > maximumSize {
+        if !fits || text.readableBytes > maximumSize {
             self.text = nil
             self.records = []
         } else {

@@ -12,8 +12,9 @@ public struct AnsweredChanges: Sendable, Hashable {
     public var withinRevisions: Int64
     /// What the answer derives from the records that the answers of its group share
     /// (``SharedRecords``), if anything: the group derives it once, after it committed and before
-    /// it delivers any answer (``SharedRecords/deriveBeforeDelivery(_:)``). So the answers do not
-    /// each derive it at the same time, and the change messages of the group's commits take it too.
+    /// it delivers any answer (``SharedRecords/deriveBeforeDelivery(_:)``; unless the records carry
+    /// those of a group before that has none made yet). So the answers do not each derive it at
+    /// the same time, and the change messages of the group's commits take it too.
     public var derivation: (any RecordsDerivation.Type)?
 
     public init(after: Int64, withinRevisions: Int64 = .max, derivation: (any RecordsDerivation.Type)? = nil) {

@@ -272,7 +272,7 @@ extension InstantStorage {
         let report = GroupCommitReport(
             path: path, commits: group.deliveries.count, ranAgain: ranAgain, duration: ContinuousClock.now - started)
         return {
-            if let (shared, types) = group.derivedBeforeDelivery { shared.deriveBeforeDelivery(types) }
+            if let (shared, types) = group.derivedBeforeDelivery { await shared.deriveBeforeDelivery(types) }
             for deliver in group.deliveries { deliver() }
             await self.report(group.events, changes: group.changes, group: report)
         }
@@ -525,16 +525,13 @@ extension InstantStorage {
         for (answer, answersAfter) in zip(answering, answersAfter) {
             deliveries.append(try await answer(answersAfter == nil ? nil : after))
         }
-        // The commits' records are among those the answers share, which the change messages of the
-        // commits may then take their JSON from.
-        var changes = group.changes
-        if let shared = changed?.shared {
-            for index in changes.indices { changes[index].sharedRecords = shared }
-        }
         var outcome = GroupOutcome(
             rows: records.takeUnflushed(), found: layer.revision, revision: group.layer.revision,
-            pushes: group.pushes, events: [], changes: changes, deliveries: deliveries)
+            pushes: group.pushes, events: [], changes: group.changes, deliveries: deliveries)
         if let shared = changed?.shared {
+            // The commits' records are among those the answers share, which the change messages of
+            // the commits may then take their JSON from.
+            for index in outcome.changes.indices { outcome.changes[index].sharedRecords = shared }
             // What the answers made here derive from the records they share, each kind once.
             var derivations: [any RecordsDerivation.Type] = []
             for (job, after) in zip(jobs, answersAfter) where after != nil {
@@ -1005,23 +1002,23 @@ public final class SharedRecords: Sendable {
         return records[run.count...]
     }
 
-    /// How many bytes of stored contents a group derives values from before it delivers its
-    /// answers (``deriveBeforeDelivery(_:)``), on the loop where it delivers them and writes the
-    /// change messages of its commits (which take the JSON then rather than write it again): about
-    /// 5 ms of work on the project's machine. Beyond that, the answers derive them, away from the
-    /// event loops (``LargeWork``).
-    static let maximumBytesDerivedBeforeDelivery = 1 << 20
+    /// About what deriving from a record costs besides its content, counted as bytes of content
+    /// (a tombstone has none).
+    static let recordWork = 160
 
-    /// Derives a value of each of `types` now, unless the records it would go through have more than
-    /// ``maximumBytesDerivedBeforeDelivery`` bytes of contents: called by a group after its commit,
-    /// before it delivers its answers, which then all find it made (rather than each derive it at
-    /// the same time on its own event loop), as do the change messages of its commits.
-    func deriveBeforeDelivery(_ types: [any RecordsDerivation.Type]) {
-        func derive<Value: RecordsDerivation>(_ type: Value.Type) {
-            let bytes = recordsToDerive(type).reduce(0) { $0 + $1.content.count }
-            if bytes <= Self.maximumBytesDerivedBeforeDelivery { _ = derived(type) }
+    /// Derives a value of each of `types` now: called by a group after its commit, before it
+    /// delivers its answers, which then all find it made (rather than each derive it at the same
+    /// time on its own event loop), as do the change messages of its commits. Large work runs on
+    /// NIO's pool for blocking work (``LargeWork``), and is awaited. A value whose records carry a
+    /// run of another's that has none yet is left to the readers: it would derive the other's
+    /// value first, from all of the other's records.
+    func deriveBeforeDelivery(_ types: [any RecordsDerivation.Type]) async {
+        func derive<Value: RecordsDerivation>(_ type: Value.Type) async {
+            if let carried = state.withLock(\.carried), !carried.source.hasDerived(type) { return }
+            let work = recordsToDerive(type).reduce(0) { $0 + $1.content.count + Self.recordWork }
+            _ = try? await LargeWork.run(bytes: work) { self.derived(type) }
         }
-        for type in types { derive(type) }
+        for type in types { await derive(type) }
     }
 
     /// The value of its type derived from the records: the first reader that asks makes it, and

@@ -131,6 +131,12 @@ struct SharedSyncJSON: RecordsDerivation {
             return Run(text: text, starts: starts[first..<last], end: last < starts.endIndex ? starts[last] - 1 : end)
         }
 
+        /// Where each record's JSON is in ``text``, moved by `shift`.
+        func places(shiftedBy shift: Int) -> [Range<Int>] {
+            // A record's JSON ends where the comma before the next one begins.
+            zip(starts, starts.dropFirst().map { $0 - 1 } + [end]).map { $0 + shift..<$1 + shift }
+        }
+
         /// The JSON of the records from `offset` (counted from its first) to its last: a slice of
         /// ``text``, which shares its bytes.
         func slice(from offset: Int) -> ByteBuffer? {
@@ -164,22 +170,20 @@ struct SharedSyncJSON: RecordsDerivation {
     }
 
     /// Copies the JSON of the records of `range` (indices in the shared records), separated by
-    /// commas, to `buffer`; returns where each record's JSON is in it.
-    func copy(_ range: Range<Int>, into buffer: inout ByteBuffer) -> [Range<Int>] {
+    /// commas, to `buffer`; returns where each record's JSON is in it. Writes nothing and returns
+    /// `nil` when that would take `buffer` past `maximumBytes` (or `range` is not all among the
+    /// shared records).
+    func copy(_ range: Range<Int>, into buffer: inout ByteBuffer, upTo maximumBytes: Int) -> [Range<Int>]? {
+        let parts = runs(from: range.lowerBound, count: range.count)
+        let bytes = parts.reduce(parts.count - 1) { $0 + $1.end - ($1.starts.first ?? $1.end) }
+        guard parts.reduce(0, { $0 + $1.starts.count }) == range.count, buffer.writerIndex + bytes <= maximumBytes
+        else { return nil }
         var places: [Range<Int>] = []
         places.reserveCapacity(range.count)
-        for (run, first) in zip(runs, firstIndices) {
-            let (from, to) = (max(range.lowerBound, first), min(range.upperBound, first + run.starts.count))
-            guard from < to else { continue }
-            let part = run.part(from: from - first, count: to - from)
-            guard let start = part.starts.first, let slice = part.text.getSlice(at: start, length: part.end - start)
-            else { continue }
+        for part in parts {
+            guard let first = part.starts.first, let slice = part.slice(from: 0) else { continue }
             if !places.isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
-            // A record's JSON ends where the comma before the next one begins.
-            let (shift, ends) = (buffer.writerIndex - start, part.starts.dropFirst().map { $0 - 1 } + [part.end])
-            for (recordStart, recordEnd) in zip(part.starts, ends) {
-                places.append(recordStart + shift..<recordEnd + shift)
-            }
+            places.append(contentsOf: part.places(shiftedBy: buffer.writerIndex - first))
             buffer.writeImmutableBuffer(slice)
         }
         return places

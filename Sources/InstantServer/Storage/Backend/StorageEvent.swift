@@ -24,7 +24,7 @@ public struct LayerChangeSet: Sendable, Hashable {
     /// Records that hold these (by revision then id) among others, shared by the answers of the
     /// commit's group, with what they derived from them (their JSON, which the change messages of
     /// the commit take rather than write again); `nil` when there are none (a commit that another
-    /// node made, or whose group answered nobody). Not part of the change set's value.
+    /// node made, for one). Not part of the change set's value.
     var sharedRecords: SharedRecords?
 
     /// Creates a change set.
