@@ -924,7 +924,7 @@ struct StorageConformanceTests {
         let (fixture, heard) = try await Self.observedDocument(kind)
         defer { fixture.remove() }
         let storage = fixture.storage
-        let large = String(repeating: "x", count: LargeWork.threshold)
+        let large = String(repeating: "x", count: LargeWork.writingThreshold)
         // Whether each group's answers ask for the derivation, and the note its commits write.
         for (asking, note) in [([true, false], ""), ([false, false], ""), ([true, true], large)] {
             let answers = try await Self.oneGroup(storage, count: asking.count) { index in

@@ -1009,14 +1009,14 @@ public final class SharedRecords: Sendable {
     /// Derives a value of each of `types` now: called by a group after its commit, before it
     /// delivers its answers, which then all find it made (rather than each derive it at the same
     /// time on its own event loop), as do the change messages of its commits. Large work runs on
-    /// NIO's pool for blocking work (``LargeWork``), and is awaited. A value whose records carry a
+    /// NIO's pool for blocking work (``LargeWork/run(writing:_:)``), and is awaited. A value whose records carry a
     /// run of another's that has none yet is left to the readers: it would derive the other's
     /// value first, from all of the other's records.
     func deriveBeforeDelivery(_ types: [any RecordsDerivation.Type]) async {
         func derive<Value: RecordsDerivation>(_ type: Value.Type) async {
             if let carried = state.withLock(\.carried), !carried.source.hasDerived(type) { return }
             let work = recordsToDerive(type).reduce(0) { $0 + $1.content.count + Self.recordWork }
-            _ = try? await LargeWork.run(bytes: work) { self.derived(type) }
+            _ = try? await LargeWork.run(writing: work) { self.derived(type) }
         }
         for type in types { await derive(type) }
     }
