@@ -96,14 +96,11 @@ struct ChangeMessage: Sendable {
     /// the commit's records are among those, when it is made and has them all, as they are.
     static func sharedJSON(of changes: LayerChangeSet) -> (json: SharedSyncJSON, range: Range<Int>)? {
         guard let shared = changes.sharedRecords, shared.hasDerived(SharedSyncJSON.self) else { return nil }
-        // The shared records are by revision then id, and so are the commit's (all of one revision).
+        // The shared records are by revision then id, and so are the commit's (all of one revision,
+        // the one after `since`).
         let all = shared.records
-        var (low, high) = (all.startIndex, all.endIndex)
-        while low < high {
-            let middle = (low + high) / 2
-            if all[middle].revision < changes.revision { low = middle + 1 } else { high = middle }
-        }
-        let range = low..<low + changes.records.count
+        let first = shared.index(after: changes.since)
+        let range = first..<first + changes.records.count
         guard range.upperBound <= all.endIndex, all[range].elementsEqual(changes.records),
             range.upperBound == all.endIndex || all[range.upperBound].revision != changes.revision
         else { return nil }

@@ -896,14 +896,7 @@ struct ChangedRecords: Sendable {
 
     /// The index of the first record changed after `revision` (the end when none was).
     func index(after revision: Int64) -> Int {
-        let records = shared.records
-        // By revision: the records after `revision` are the end of the shared ones.
-        var (low, high) = (records.startIndex, records.endIndex)
-        while low < high {
-            let middle = (low + high) / 2
-            if records[middle].revision > revision { high = middle } else { low = middle + 1 }
-        }
-        return low
+        shared.index(after: revision)
     }
 }
 
@@ -979,6 +972,17 @@ public final class SharedRecords: Sendable {
             next = carried.source.state.withLock(\.carried)
         }
         return chain
+    }
+
+    /// The index of the first record changed after `revision` (the end when none was).
+    func index(after revision: Int64) -> Int {
+        // By revision: the records after `revision` are the end of them.
+        var (low, high) = (records.startIndex, records.endIndex)
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].revision > revision { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     /// Whether a value of `type` was derived from the records already (a reader that asks now gets
