@@ -16,15 +16,18 @@ struct LargeWorkTests {
 
     @Test func workOnManyBytesLeavesTheEventLoopAndWorkOnFewStays() async throws {
         let executor = EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
-        let (small, large) = try await withTaskExecutorPreference(executor) {
+        let (small, large, smallWriting, largeWriting) = try await withTaskExecutorPreference(executor) {
             #expect(Self.onAnEventLoop(), "the test runs on the loop")
             return (
                 try await LargeWork.run(bytes: LargeWork.threshold - 1, Self.onAnEventLoop),
-                try await LargeWork.run(bytes: LargeWork.threshold, Self.onAnEventLoop)
+                try await LargeWork.run(bytes: LargeWork.threshold, Self.onAnEventLoop),
+                try await LargeWork.run(writing: LargeWork.writingThreshold - 1, Self.onAnEventLoop),
+                try await LargeWork.run(writing: LargeWork.writingThreshold, Self.onAnEventLoop)
             )
         }
         #expect(small, "below the threshold the work runs where it was called")
         #expect(!large, "at the threshold it runs on the blocking pool")
+        #expect(smallWriting && !largeWriting, "writing JSON has a threshold of its own")
         await #expect(throws: APIError.self) {
             try await LargeWork.run(bytes: LargeWork.threshold) { throw APIError.badRequest("refused") }
         }

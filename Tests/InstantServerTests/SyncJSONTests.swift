@@ -135,10 +135,11 @@ struct SyncJSONTests {
         #expect(SyncAnswerBody().buffers.count == 1 && SyncAnswerBody().readableBytes == 0)
     }
 
-    /// The work of writing an answer is judged by what it reads: the first answer of a group reads
-    /// every record the group's answers share (it makes their JSON for all of them), the next ones
-    /// take their own from it as it is, which counts for nothing; a user with collaboration
-    /// permissions writes only their own.
+    /// The work of writing an answer is judged by what it writes: the first answer of a group
+    /// writes every record the group's answers share (it makes their JSON for all of them), the
+    /// next ones take their own from it as it is, which counts for nothing; a user with
+    /// collaboration permissions writes only their own. Each record counts its content and a share
+    /// of its own, so that tombstones, which have no content, count too.
     @Test func anAnswerCountsTheSharedRecordsOnlyWhileNoAnswerWroteThem() throws {
         let records = (1...4).map { revision in
             StoredRecord(
@@ -149,16 +150,21 @@ struct SyncJSONTests {
         let everyone = ClientToken(documentID: "d", permissions: ["read-document"], userID: "ann", expiresAt: Date())
         var ownOnly = everyone
         ownOnly.collaborationPermissions = try CollaborationPermissions(claim: ["annotations:view:self"])
+        let tombstone = StoredRecord(
+            id: "gone", kind: .annotation, revision: 2, isDeleted: true, content: Data(), updatedAt: Date())
         let last = InstantAPI.SyncAnswer(
-            revision: 4, reset: false, lastPushID: nil, changes: shared.records[3...], shared: shared, settled: [])
+            revision: 4, reset: false, lastPushID: nil, changes: shared.records[3...], shared: shared,
+            settled: [tombstone])
+        let record = SharedRecords.recordWork
         #expect(
-            last.contentBytes(writtenFor: everyone) == 1_000, "every shared record, before any answer wrote them")
-        #expect(last.contentBytes(writtenFor: ownOnly) == 400, "its own: it does not use the shared JSON")
+            last.writingWork(for: everyone) == 1_000 + 5 * record,
+            "every shared record, before any answer wrote them, and the tombstone")
+        #expect(last.writingWork(for: ownOnly) == 400 + 2 * record, "its own: it does not use the shared JSON")
         #expect(!shared.hasDerived(SharedSyncJSON.self))
         var written = SyncAnswerBody()
         last.writeRecords(visibleTo: everyone, into: &written)
         #expect(shared.hasDerived(SharedSyncJSON.self))
-        #expect(last.contentBytes(writtenFor: everyone) == 0, "nothing to write once the shared JSON is made")
+        #expect(last.writingWork(for: everyone) == record, "the tombstone only, once the shared JSON is made")
     }
 
     /// Records that carry a run of another group's records write the JSON of that run as the

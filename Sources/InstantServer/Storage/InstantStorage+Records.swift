@@ -1006,9 +1006,15 @@ public final class SharedRecords: Sendable {
         return records[run.count...]
     }
 
-    /// About what deriving from a record costs besides its content, counted as bytes of content
+    /// About what writing a record's JSON costs besides its content, counted as bytes of content
     /// (a tombstone has none).
     static let recordWork = 160
+
+    /// The work of writing the JSON of `records`, in bytes (``LargeWork/run(writing:_:)``): their
+    /// contents, and ``recordWork`` for each.
+    static func writingWork(of records: some Sequence<StoredRecord>) -> Int {
+        records.reduce(0) { $0 + $1.content.count + recordWork }
+    }
 
     /// Derives a value of each of `types` now: called by a group after its commit, before it
     /// delivers its answers, which then all find it made (rather than each derive it at the same
@@ -1019,8 +1025,7 @@ public final class SharedRecords: Sendable {
     func deriveBeforeDelivery(_ types: [any RecordsDerivation.Type]) async {
         func derive<Value: RecordsDerivation>(_ type: Value.Type) async {
             if let carried = state.withLock(\.carried), !carried.source.hasDerived(type) { return }
-            let work = recordsToDerive(type).reduce(0) { $0 + $1.content.count + Self.recordWork }
-            _ = try? await LargeWork.run(writing: work) { self.derived(type) }
+            _ = try? await LargeWork.run(writing: Self.writingWork(of: recordsToDerive(type))) { self.derived(type) }
         }
         for type in types { await derive(type) }
     }

@@ -209,7 +209,7 @@ extension InstantAPI {
                 metadata: ["document.id": "\(documentID)", "client.id": "\(syncRequest.clientID)"]
             )
         }
-        let body = try await LargeWork.run(bytes: answer.contentBytes(writtenFor: token)) {
+        let body = try await LargeWork.run(writing: answer.writingWork(for: token)) {
             Self.encode(answer, rejections: rejections, visibleTo: token, enclosedIn: envelope)
         }
         return EncodedSyncAnswer(revision: answer.revision, body: body)
@@ -292,17 +292,17 @@ extension InstantAPI {
         /// of them for a repeated push), so that the client can settle each of its changes.
         var settled: [StoredRecord]
 
-        /// How much work writing the answer for `token` is, in bytes of stored contents whose JSON it
-        /// writes: the records it writes itself, and, when it is the first of its group's answers to
-        /// write their shared records, those it makes the JSON of for every answer
+        /// How much work writing the answer for `token` is (``SharedRecords/writingWork(of:)``): the
+        /// records it writes itself, and, when it is the first of its group's answers to write their
+        /// shared records, those it makes the JSON of for every answer
         /// (``SharedRecords/recordsToDerive(_:)``). The shared JSON it takes counts for nothing: it
-        /// goes out as it is (``SyncAnswerBody``).
-        func contentBytes(writtenFor token: ClientToken) -> Int {
-            let bytes = settled.reduce(0) { $0 + $1.content.count }
+        /// goes out as it is (``SyncAnswerBody``). Tombstones count too, though they have no content.
+        func writingWork(for token: ClientToken) -> Int {
+            let settledWork = SharedRecords.writingWork(of: settled)
             guard let shared, token.collaborationPermissions == nil else {
-                return bytes + changes.reduce(0) { $0 + $1.content.count }
+                return settledWork + SharedRecords.writingWork(of: changes)
             }
-            return bytes + shared.recordsToDerive(SharedSyncJSON.self).reduce(0) { $0 + $1.content.count }
+            return settledWork + SharedRecords.writingWork(of: shared.recordsToDerive(SharedSyncJSON.self))
         }
 
         /// Writes the records as the JSON array of the answer: the changes as its group's answers
