@@ -27,10 +27,23 @@ struct HostileBenchmark: AsyncParsableCommand {
     var seconds = 20.0
     @Option(help: "Concurrent exports during the latency measurement.")
     var exports = 2
-    @Option(help: "Clients pushing the largest sync requests during the last latency measurement.")
+    @Option(
+        help: "Clients pushing the largest sync requests, or pulling tombstones, during those latency measurements.")
     var pushers = 2
     @Flag(help: "Measure only the latency, not the bombs.")
     var latencyOnly = false
+    @Option(help: "What loads the server while the latency is measured (repeat it; all by default).")
+    var during: [Load] = Load.allCases
+
+    /// What loads the server while `/healthcheck` and sync latency is measured.
+    enum Load: String, CaseIterable, ExpressibleByArgument {
+        /// Exports of a document with a large PNG.
+        case exports
+        /// Pushes of the most changes a push may have.
+        case pushes
+        /// Pulls of a layer's tombstones, by clients that were away while its records were deleted.
+        case tombstones
+    }
 
     func run() async throws {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -39,8 +52,9 @@ struct HostileBenchmark: AsyncParsableCommand {
             if !latencyOnly {
                 for bomb in Self.bombs { try await measure(bomb, http: http) }
             }
-            try await latency(http: http)
-            try await latencyDuringLargePushes(http: http)
+            if during.contains(.exports) { try await latency(http: http) }
+            if during.contains(.pushes) { try await latencyDuringLargePushes(http: http) }
+            if during.contains(.tombstones) { try await latencyDuringTombstonePulls(http: http) }
         } catch {
             try? await http.shutdown()
             throw error
@@ -230,6 +244,76 @@ struct HostileBenchmark: AsyncParsableCommand {
             "during \(pushers) clients pushing \(limits.maxChangesPerPush) changes (\(Self.size(changes.count))) "
                 + "at a time (\(pushes) pushes in \(Int(seconds)) s): " + Self.line("/healthcheck", busy.health)
                 + "; " + Self.line("sync on another document", busy.sync))
+    }
+
+    /// `/healthcheck` and sync latency (on a document of their own) while `pushers` clients pull, one
+    /// pull after the other, a layer whose 40,000 notes were deleted, from revision 0: each answer
+    /// carries 40,000 tombstones (about 2.6 MB of JSON), which have no content.
+    private func latencyDuringTombstonePulls(http: HTTPClient) async throws {
+        let server = try await ServerUnderTest.start()
+        defer { server.stop() }
+        let client = Client(http: http, server: server)
+        let measured = try await client.document(pages: 1)
+        let measuredToken = try await server.token(document: measured, user: "latency")
+        let deleted = try await client.document(pages: 1)
+        let deletedToken = try await server.token(document: deleted, user: "deleter")
+        let notes = 40_000
+        let perPush = ClientLimits().maxChangesPerPush
+        var (revision, pushID) = (Int64(0), Int64(0))
+        for operation in ["put", "delete"] {
+            for first in stride(from: 0, to: notes, by: perPush) {
+                pushID += 1
+                let changes = (first..<min(first + perPush, notes)).map { index -> JSONValue in
+                    let id = JSONValue.string("gone-\(index)")
+                    guard operation == "put" else { return ["op": "delete", "kind": "annotation", "id": id] }
+                    let note: JSONValue = [
+                        "v": 2, "type": "pspdfkit/note", "pageIndex": 0, "bbox": [10, 10, 20, 20], "icon": "comment",
+                    ]
+                    return ["op": "put", "kind": "annotation", "id": id, "content": note]
+                }
+                let push: JSONValue = [
+                    "clientId": "deleter", "baseRevision": .integer(revision), "pushId": .integer(pushID),
+                    "changes": .array(changes),
+                ]
+                let reply = try await client.send(
+                    .POST, "/i/d/\(deleted)/sync", body: push.serialized(),
+                    authorization: "Token token=\"\(deletedToken)\"", readingJSON: false)
+                guard reply.status == 200, let answered = reply.leadingRevision else {
+                    throw BenchmarkError("A push that prepares the tombstones was answered \(reply.status).")
+                }
+                revision = answered
+            }
+        }
+        let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
+        let idle = try await samples(for: 2, client: client, id: measured, token: measuredToken, pull: pull)
+        let deadline = Date().addingTimeInterval(seconds)
+        let (busy, pulls) = try await withThrowingTaskGroup(of: Int.self) { group in
+            for puller in 0..<pushers {
+                group.addTask {
+                    let away: JSONValue = ["clientId": .string("away-\(puller)"), "baseRevision": 0, "changes": []]
+                    var count = 0
+                    while Date() < deadline {
+                        let reply = try await client.send(
+                            .POST, "/i/d/\(deleted)/sync", body: away.serialized(),
+                            authorization: "Token token=\"\(deletedToken)\"", readingJSON: false)
+                        guard reply.status == 200 else {
+                            throw BenchmarkError("A pull of the tombstones was answered \(reply.status).")
+                        }
+                        count += 1
+                    }
+                    return count
+                }
+            }
+            let busy = try await samples(for: seconds, client: client, id: measured, token: measuredToken, pull: pull)
+            return (busy, try await group.reduce(0, +))
+        }
+        print(
+            "idle, before the pulls of tombstones: " + Self.line("/healthcheck", idle.health) + "; "
+                + Self.line("sync", idle.sync))
+        print(
+            "during \(pushers) clients pulling the \(notes) tombstones of a layer from revision 0 (\(pulls) pulls in "
+                + "\(Int(seconds)) s): " + Self.line("/healthcheck", busy.health) + "; "
+                + Self.line("sync on another document", busy.sync))
     }
 
     /// The median, 99th percentile and largest of `values`, in milliseconds.

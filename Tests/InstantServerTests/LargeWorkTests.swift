@@ -34,13 +34,15 @@ struct LargeWorkTests {
     }
 
     /// A push over the threshold, over HTTP and on the WebSocket, is applied and answered as a small
-    /// one; a client that pulls it, a snapshot and an Instant JSON export get every record.
+    /// one; a client that pulls it, a snapshot (both over the threshold of writing) and an Instant
+    /// JSON export get every record.
     @Test func largePushesPullsAndSnapshotsAreAnsweredInFull() async throws {
         let fixture = try await SyncFixture()
         try await fixture.onDocument { client, port, id, token in
-            let text = String(repeating: "a long note ", count: 100)
+            let text = String(repeating: "a long note ", count: 400)
             let changes = (0..<120).map { put("h\($0)", noteContent(text: text)) }
             #expect(try changes.reduce(0) { $0 + $1.serialized().count } > LargeWork.threshold)
+            #expect(240 * text.utf8.count > LargeWork.writingThreshold, "a pull of both pushes")
 
             let alice = SyncClient(client, documentID: id, token: token, clientID: "a")
             let pushed = try await alice.sync(changes)

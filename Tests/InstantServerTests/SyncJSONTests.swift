@@ -155,16 +155,41 @@ struct SyncJSONTests {
         let last = InstantAPI.SyncAnswer(
             revision: 4, reset: false, lastPushID: nil, changes: shared.records[3...], shared: shared,
             settled: [tombstone])
-        let record = SharedRecords.recordWork
+        // Each record's id ("r4", "gone") and its share besides.
+        let record = StoredRecord.syncJSONRecordOverhead
         #expect(
-            last.writingWork(for: everyone) == 1_000 + 5 * record,
+            last.writingWork(for: everyone) == 1_000 + 4 * 2 + 4 + 5 * record,
             "every shared record, before any answer wrote them, and the tombstone")
-        #expect(last.writingWork(for: ownOnly) == 400 + 2 * record, "its own: it does not use the shared JSON")
+        #expect(last.writingWork(for: ownOnly) == 400 + 2 + 4 + 2 * record, "its own: it does not use the shared JSON")
         #expect(!shared.hasDerived(SharedSyncJSON.self))
         var written = SyncAnswerBody()
         last.writeRecords(visibleTo: everyone, into: &written)
         #expect(shared.hasDerived(SharedSyncJSON.self))
-        #expect(last.writingWork(for: everyone) == record, "the tombstone only, once the shared JSON is made")
+        #expect(last.writingWork(for: everyone) == 4 + record, "the tombstone only, once the shared JSON is made")
+    }
+
+    /// Deriving the JSON of records that carry a run of another group's records, whose JSON is not
+    /// made yet, writes the other group's records first: the work counts them too, and the strings
+    /// of the records' metadata (a group name can be as long as a push allows).
+    @Test func theWorkOfDerivingCountsWhatACarriedRunNeedsFirst() {
+        let group = String(repeating: "g", count: 10_000)
+        let records = (1...6).map { revision in
+            StoredRecord(
+                id: "r\(revision)", kind: .annotation, revision: Int64(revision), group: revision == 1 ? group : nil,
+                content: Data(#"{"n":\#(revision)}"#.utf8), updatedAt: Date())
+        }
+        let first = SharedRecords(Array(records[0..<4]))
+        let second = SharedRecords(Array(records[1..<6]), carrying: .init(source: first, offset: 1, count: 3))
+        let firstWork = StoredRecord.syncJSONSizeEstimate(of: first.records)
+        #expect(firstWork > group.utf8.count + 4 * StoredRecord.syncJSONRecordOverhead)
+        #expect(
+            second.derivingWork(SharedSyncJSON.self) == StoredRecord.syncJSONSizeEstimate(of: records[1..<6])
+                + firstWork)
+        _ = first.derived(SharedSyncJSON.self)
+        #expect(first.derivingWork(SharedSyncJSON.self) == 0)
+        #expect(second.derivingWork(SharedSyncJSON.self) == StoredRecord.syncJSONSizeEstimate(of: records[4..<6]))
+        _ = second.derived(SharedSyncJSON.self)
+        #expect(second.derivingWork(SharedSyncJSON.self) == 0)
     }
 
     /// Records that carry a run of another group's records write the JSON of that run as the

@@ -20,7 +20,7 @@ extension InstantAPI {
         _ = try await storage.layerCreatingIfNeeded(documentID: documentID, name: layer)
         // One consistent read: every record with a revision above 0 is every record.
         let changes = try await storage.changes(documentID: documentID, layer: layer, since: 0)
-        let body = try await LargeWork.run(writing: SharedRecords.writingWork(of: changes.records)) {
+        let body = try await LargeWork.run(writing: StoredRecord.syncJSONSizeEstimate(of: changes.records)) {
             let records = changes.records.map { Self.visible($0, to: token) }.filter { !$0.isDeleted }
             var body = ByteBuffer()
             body.writeString(#"{"revision":\#(changes.revision),"records":"#)

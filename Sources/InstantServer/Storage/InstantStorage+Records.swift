@@ -1006,14 +1006,14 @@ public final class SharedRecords: Sendable {
         return records[run.count...]
     }
 
-    /// About what writing a record's JSON costs besides its content, counted as bytes of content
-    /// (a tombstone has none).
-    static let recordWork = 160
-
-    /// The work of writing the JSON of `records`, in bytes (``LargeWork/run(writing:_:)``): their
-    /// contents, and ``recordWork`` for each.
-    static func writingWork(of records: some Sequence<StoredRecord>) -> Int {
-        records.reduce(0) { $0 + $1.content.count + recordWork }
+    /// The work of deriving a value of `type` now, as the sync JSON of the records it would go
+    /// through (``StoredRecord/syncJSONSizeEstimate(of:)``): none once it is derived; with the work
+    /// of deriving the value of a carried run's source first, when that has none yet.
+    func derivingWork<Value: RecordsDerivation>(_ type: Value.Type) -> Int {
+        let records = recordsToDerive(type)
+        let work = StoredRecord.syncJSONSizeEstimate(of: records)
+        guard !records.isEmpty, let run = state.withLock(\.carried), !run.source.hasDerived(type) else { return work }
+        return work + run.source.derivingWork(type)
     }
 
     /// Derives a value of each of `types` now: called by a group after its commit, before it
@@ -1025,7 +1025,7 @@ public final class SharedRecords: Sendable {
     func deriveBeforeDelivery(_ types: [any RecordsDerivation.Type]) async {
         func derive<Value: RecordsDerivation>(_ type: Value.Type) async {
             if let carried = state.withLock(\.carried), !carried.source.hasDerived(type) { return }
-            _ = try? await LargeWork.run(writing: Self.writingWork(of: recordsToDerive(type))) { self.derived(type) }
+            _ = try? await LargeWork.run(writing: derivingWork(type)) { self.derived(type) }
         }
         for type in types { await derive(type) }
     }

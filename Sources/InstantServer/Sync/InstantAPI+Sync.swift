@@ -292,17 +292,17 @@ extension InstantAPI {
         /// of them for a repeated push), so that the client can settle each of its changes.
         var settled: [StoredRecord]
 
-        /// How much work writing the answer for `token` is (``SharedRecords/writingWork(of:)``): the
-        /// records it writes itself, and, when it is the first of its group's answers to write their
-        /// shared records, those it makes the JSON of for every answer
-        /// (``SharedRecords/recordsToDerive(_:)``). The shared JSON it takes counts for nothing: it
-        /// goes out as it is (``SyncAnswerBody``). Tombstones count too, though they have no content.
+        /// How much work writing the answer for `token` is (``StoredRecord/syncJSONSizeEstimate(of:)``,
+        /// where tombstones count too): the records it writes itself, and, when it is the first of
+        /// its group's answers to write their shared records, those it makes the JSON of for every
+        /// answer (``SharedRecords/derivingWork(_:)``). The shared JSON it takes counts for nothing:
+        /// it goes out as it is (``SyncAnswerBody``).
         func writingWork(for token: ClientToken) -> Int {
-            let settledWork = SharedRecords.writingWork(of: settled)
+            let settledWork = StoredRecord.syncJSONSizeEstimate(of: settled)
             guard let shared, token.collaborationPermissions == nil else {
-                return settledWork + SharedRecords.writingWork(of: changes)
+                return settledWork + StoredRecord.syncJSONSizeEstimate(of: changes)
             }
-            return settledWork + SharedRecords.writingWork(of: shared.recordsToDerive(SharedSyncJSON.self))
+            return settledWork + shared.derivingWork(SharedSyncJSON.self)
         }
 
         /// Writes the records as the JSON array of the answer: the changes as its group's answers

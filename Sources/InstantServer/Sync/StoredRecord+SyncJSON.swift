@@ -38,13 +38,24 @@ extension StoredRecord {
         }
     }
 
-    /// About how many bytes the sync JSON of `records` takes: their contents and, for each, about
-    /// what its metadata and punctuation take.
+    /// About how many bytes the sync JSON of `records` takes: their contents, the strings of their
+    /// metadata (of any length a client or a token gave them), and for each
+    /// ``syncJSONRecordOverhead``. It is also the measure of the work of writing it
+    /// (``LargeWork/run(writing:_:)``): tombstones count, though they have no content.
     static func syncJSONSizeEstimate(of records: some Collection<StoredRecord>) -> Int {
         var size = 0
-        for index in records.indices { size += records[index].content.count + 160 }
+        for index in records.indices {
+            let record = records[index]
+            size += record.content.count + record.id.utf8.count + (record.group?.utf8.count ?? 0)
+            size += (record.createdBy?.utf8.count ?? 0) + (record.updatedBy?.utf8.count ?? 0)
+            size += syncJSONRecordOverhead
+        }
         return size
     }
+
+    /// About what a record's sync JSON takes besides its content and the strings of its metadata:
+    /// keys, punctuation, numbers.
+    static let syncJSONRecordOverhead = 160
 
     /// Writes the record as the client routes send it (docs/PROTOCOL.md, "Records on the wire"):
     /// metadata plus the stored Instant JSON content, copied as stored (the server wrote it, so it
