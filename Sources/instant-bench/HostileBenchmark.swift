@@ -248,7 +248,7 @@ struct HostileBenchmark: AsyncParsableCommand {
 
     /// `/healthcheck` and sync latency (on a document of their own) while `pushers` clients pull, one
     /// pull after the other, a layer whose 40,000 notes were deleted, from revision 0: each answer
-    /// carries 40,000 tombstones (about 2.6 MB of JSON), which have no content.
+    /// carries 40,000 tombstones (5.1 MB of JSON), which have no content.
     private func latencyDuringTombstonePulls(http: HTTPClient) async throws {
         let server = try await ServerUnderTest.start()
         defer { server.stop() }
@@ -268,6 +268,7 @@ struct HostileBenchmark: AsyncParsableCommand {
                     guard operation == "put" else { return ["op": "delete", "kind": "annotation", "id": id] }
                     let note: JSONValue = [
                         "v": 2, "type": "pspdfkit/note", "pageIndex": 0, "bbox": [10, 10, 20, 20], "icon": "comment",
+                        "text": ["format": "plain", "value": "gone"],
                     ]
                     return ["op": "put", "kind": "annotation", "id": id, "content": note]
                 }
@@ -278,12 +279,15 @@ struct HostileBenchmark: AsyncParsableCommand {
                 let reply = try await client.send(
                     .POST, "/i/d/\(deleted)/sync", body: push.serialized(),
                     authorization: "Token token=\"\(deletedToken)\"", readingJSON: false)
-                guard reply.status == 200, let answered = reply.leadingRevision else {
-                    throw BenchmarkError("A push that prepares the tombstones was answered \(reply.status).")
+                // Each push changes every note it names: one revision more, or a rejection.
+                guard reply.status == 200, let answered = reply.leadingRevision, answered == revision + 1 else {
+                    throw BenchmarkError(
+                        "A push that prepares the tombstones was refused: \(reply.status) \(reply.reason).")
                 }
                 revision = answered
             }
         }
+        let prepared = revision
         let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
         let idle = try await samples(for: 2, client: client, id: measured, token: measuredToken, pull: pull)
         let deadline = Date().addingTimeInterval(seconds)
@@ -296,7 +300,7 @@ struct HostileBenchmark: AsyncParsableCommand {
                         let reply = try await client.send(
                             .POST, "/i/d/\(deleted)/sync", body: away.serialized(),
                             authorization: "Token token=\"\(deletedToken)\"", readingJSON: false)
-                        guard reply.status == 200 else {
+                        guard reply.status == 200, reply.leadingRevision == prepared else {
                             throw BenchmarkError("A pull of the tombstones was answered \(reply.status).")
                         }
                         count += 1
