@@ -52,7 +52,7 @@ struct HostileBenchmark: AsyncParsableCommand {
             if !latencyOnly {
                 for bomb in Self.bombs { try await measure(bomb, http: http) }
             }
-            if during.contains(.exports) { try await latency(http: http) }
+            if during.contains(.exports) { try await latencyDuringExports(http: http) }
             if during.contains(.pushes) { try await latencyDuringLargePushes(http: http) }
             if during.contains(.tombstones) { try await latencyDuringTombstonePulls(http: http) }
         } catch {
@@ -155,28 +155,20 @@ struct HostileBenchmark: AsyncParsableCommand {
 
     /// `/healthcheck` and sync latency while `exports` clients export a document whose image
     /// annotation is a 7,000 × 7,000 RGB PNG (49 megapixels), one export after the other.
-    private func latency(http: HTTPClient) async throws {
+    private func latencyDuringExports(http: HTTPClient) async throws {
         let server = try await ServerUnderTest.start()
         defer { server.stop() }
         let client = Client(http: http, server: server)
         let id = try await client.imageDocument(HostilePNG.make(width: 7_000, height: 7_000, colorType: .rgb))
         let token = try await server.token(document: id, user: "latency")
-        let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
-        let idle = try await samples(for: 2, client: client, id: id, token: token, pull: pull)
-        let deadline = Date().addingTimeInterval(seconds)
-        let (busy, exported) = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<exports {
-                group.addTask {
-                    var count = 0
-                    while Date() < deadline {
-                        let reply = try await client.send(.GET, "/api/documents/\(id)/pdf")
-                        if reply.status == 200 { count += 1 }
-                    }
-                    return count
-                }
+        let (idle, busy, exported) = try await latency(of: client, id: id, token: token, loaders: exports) {
+            _, deadline in
+            var count = 0
+            while Date() < deadline {
+                let reply = try await client.send(.GET, "/api/documents/\(id)/pdf")
+                if reply.status == 200 { count += 1 }
             }
-            let busy = try await samples(for: seconds, client: client, id: id, token: token, pull: pull)
-            return (busy, try await group.reduce(0, +))
+            return count
         }
         print("idle: " + Self.line("/healthcheck", idle.health) + "; " + Self.line("sync", idle.sync))
         print(
@@ -196,8 +188,6 @@ struct HostileBenchmark: AsyncParsableCommand {
         let measuredToken = try await server.token(document: measured, user: "latency")
         let pushed = try await client.document(pages: 1)
         let pushedToken = try await server.token(document: pushed, user: "pusher")
-        let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
-        let idle = try await samples(for: 2, client: client, id: measured, token: measuredToken, pull: pull)
         let limits = ClientLimits()
         let text = String(repeating: "x", count: 1_450)
         let changes = JSONValue.array(
@@ -211,31 +201,26 @@ struct HostileBenchmark: AsyncParsableCommand {
                 ]
             }
         ).serialized()
-        let deadline = Date().addingTimeInterval(seconds)
-        let (busy, pushes) = try await withThrowingTaskGroup(of: Int.self) { group in
-            for pusher in 0..<pushers {
-                group.addTask {
-                    var (count, revision, pushID) = (0, Int64(0), Int64(0))
-                    while Date() < deadline {
-                        pushID += 1
-                        var body = Data(#"{"clientId":"pusher-\#(pusher)","baseRevision":\#(revision),"#.utf8)
-                        body += Data(#""pushId":\#(pushID),"changes":"#.utf8) + changes + Data("}".utf8)
-                        guard body.count <= limits.maxSyncBodySize else {
-                            throw BenchmarkError("A push of \(body.count) bytes is over the sync body limit.")
-                        }
-                        let reply = try await client.send(
-                            .POST, "/i/d/\(pushed)/sync", body: body, authorization: "Token token=\"\(pushedToken)\"",
-                            readingJSON: false)
-                        guard reply.status == 200, let answered = reply.leadingRevision else {
-                            throw BenchmarkError("A large push was answered \(reply.status).")
-                        }
-                        (count, revision) = (count + 1, answered)
-                    }
-                    return count
+        let (idle, busy, pushes) = try await latency(
+            of: client, id: measured, token: measuredToken, loaders: pushers
+        ) { pusher, deadline in
+            var (count, revision, pushID) = (0, Int64(0), Int64(0))
+            while Date() < deadline {
+                pushID += 1
+                var body = Data(#"{"clientId":"pusher-\#(pusher)","baseRevision":\#(revision),"#.utf8)
+                body += Data(#""pushId":\#(pushID),"changes":"#.utf8) + changes + Data("}".utf8)
+                guard body.count <= limits.maxSyncBodySize else {
+                    throw BenchmarkError("A push of \(body.count) bytes is over the sync body limit.")
                 }
+                let reply = try await client.send(
+                    .POST, "/i/d/\(pushed)/sync", body: body, authorization: "Token token=\"\(pushedToken)\"",
+                    readingJSON: false)
+                guard reply.status == 200, let answered = reply.leadingRevision else {
+                    throw BenchmarkError("A large push was answered \(reply.status).")
+                }
+                (count, revision) = (count + 1, answered)
             }
-            let busy = try await samples(for: seconds, client: client, id: measured, token: measuredToken, pull: pull)
-            return (busy, try await group.reduce(0, +))
+            return count
         }
         print(
             "idle, before the large pushes: " + Self.line("/healthcheck", idle.health) + "; "
@@ -288,28 +273,21 @@ struct HostileBenchmark: AsyncParsableCommand {
             }
         }
         let prepared = revision
-        let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
-        let idle = try await samples(for: 2, client: client, id: measured, token: measuredToken, pull: pull)
-        let deadline = Date().addingTimeInterval(seconds)
-        let (busy, pulls) = try await withThrowingTaskGroup(of: Int.self) { group in
-            for puller in 0..<pushers {
-                group.addTask {
-                    let away: JSONValue = ["clientId": .string("away-\(puller)"), "baseRevision": 0, "changes": []]
-                    var count = 0
-                    while Date() < deadline {
-                        let reply = try await client.send(
-                            .POST, "/i/d/\(deleted)/sync", body: away.serialized(),
-                            authorization: "Token token=\"\(deletedToken)\"", readingJSON: false)
-                        guard reply.status == 200, reply.leadingRevision == prepared else {
-                            throw BenchmarkError("A pull of the tombstones was answered \(reply.status).")
-                        }
-                        count += 1
-                    }
-                    return count
+        let (idle, busy, pulls) = try await latency(
+            of: client, id: measured, token: measuredToken, loaders: pushers
+        ) { puller, deadline in
+            let away: JSONValue = ["clientId": .string("away-\(puller)"), "baseRevision": 0, "changes": []]
+            var count = 0
+            while Date() < deadline {
+                let reply = try await client.send(
+                    .POST, "/i/d/\(deleted)/sync", body: away.serialized(),
+                    authorization: "Token token=\"\(deletedToken)\"", readingJSON: false)
+                guard reply.status == 200, reply.leadingRevision == prepared else {
+                    throw BenchmarkError("A pull of the tombstones was answered \(reply.status).")
                 }
+                count += 1
             }
-            let busy = try await samples(for: seconds, client: client, id: measured, token: measuredToken, pull: pull)
-            return (busy, try await group.reduce(0, +))
+            return count
         }
         print(
             "idle, before the pulls of tombstones: " + Self.line("/healthcheck", idle.health) + "; "
@@ -318,6 +296,23 @@ struct HostileBenchmark: AsyncParsableCommand {
             "during \(pushers) clients pulling the \(notes) tombstones of a layer from revision 0 (\(pulls) pulls in "
                 + "\(Int(seconds)) s): " + Self.line("/healthcheck", busy.health) + "; "
                 + Self.line("sync on another document", busy.sync))
+    }
+
+    /// `/healthcheck` and a pull of the document `id`, sampled for 2 s with the server idle, then for
+    /// `seconds` while `loaders` tasks load it, each running `load` (with its number and the
+    /// deadline), which returns how many loads it ran: the samples of both, and the loads run.
+    private func latency(
+        of client: Client, id: String, token: String, loaders: Int,
+        load: @escaping @Sendable (_ loader: Int, _ deadline: Date) async throws -> Int
+    ) async throws -> (idle: (health: [Double], sync: [Double]), busy: (health: [Double], sync: [Double]), loads: Int) {
+        let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
+        let idle = try await samples(for: 2, client: client, id: id, token: token, pull: pull)
+        let deadline = Date().addingTimeInterval(seconds)
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for loader in 0..<loaders { group.addTask { try await load(loader, deadline) } }
+            let busy = try await samples(for: seconds, client: client, id: id, token: token, pull: pull)
+            return (idle, busy, try await group.reduce(0, +))
+        }
     }
 
     /// The median, 99th percentile and largest of `values`, in milliseconds.
