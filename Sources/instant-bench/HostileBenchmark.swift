@@ -27,9 +27,10 @@ struct HostileBenchmark: AsyncParsableCommand {
     var seconds = 20.0
     @Option(help: "Concurrent exports during the latency measurement.")
     var exports = 2
-    @Option(
-        help: "Clients pushing the largest sync requests, or pulling tombstones, during those latency measurements.")
+    @Option(help: "Clients pushing the largest sync requests during the latency measure of pushes.")
     var pushers = 2
+    @Option(help: "Clients pulling a layer's tombstones during the latency measure of tombstones.")
+    var pullers = 2
     @Flag(help: "Measure only the latency, not the bombs.")
     var latencyOnly = false
     @Option(help: "What loads the server while the latency is measured (repeat it; all by default).")
@@ -231,7 +232,7 @@ struct HostileBenchmark: AsyncParsableCommand {
                 + "; " + Self.line("sync on another document", busy.sync))
     }
 
-    /// `/healthcheck` and sync latency (on a document of their own) while `pushers` clients pull, one
+    /// `/healthcheck` and sync latency (on a document of their own) while `pullers` clients pull, one
     /// pull after the other, a layer whose 40,000 notes were deleted, from revision 0: each answer
     /// carries 40,000 tombstones (5.1 MB of JSON), which have no content.
     private func latencyDuringTombstonePulls(http: HTTPClient) async throws {
@@ -274,7 +275,7 @@ struct HostileBenchmark: AsyncParsableCommand {
         }
         let prepared = revision
         let (idle, busy, pulls) = try await latency(
-            of: client, id: measured, token: measuredToken, loaders: pushers
+            of: client, id: measured, token: measuredToken, loaders: pullers
         ) { puller, deadline in
             let away: JSONValue = ["clientId": .string("away-\(puller)"), "baseRevision": 0, "changes": []]
             var count = 0
@@ -293,7 +294,7 @@ struct HostileBenchmark: AsyncParsableCommand {
             "idle, before the pulls of tombstones: " + Self.line("/healthcheck", idle.health) + "; "
                 + Self.line("sync", idle.sync))
         print(
-            "during \(pushers) clients pulling the \(notes) tombstones of a layer from revision 0 (\(pulls) pulls in "
+            "during \(pullers) clients pulling the \(notes) tombstones of a layer from revision 0 (\(pulls) pulls in "
                 + "\(Int(seconds)) s): " + Self.line("/healthcheck", busy.health) + "; "
                 + Self.line("sync on another document", busy.sync))
     }

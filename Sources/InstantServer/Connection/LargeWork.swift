@@ -16,8 +16,8 @@ enum LargeWork {
 
     /// The bytes of JSON written from stored records (``StoredRecord/syncJSONSizeEstimate(of:)``)
     /// from which the writing leaves the event loop: writing costs far less a byte than parsing and
-    /// checking (the JSON of a group of 360 notes, about 140 KB so counted, took 0.2 ms in the
-    /// profile of the throughput benchmark), so this too is about 2 ms of work.
+    /// checking (the JSON of a group of 360 notes, about 140 KB of contents and 160 bytes a record,
+    /// took 0.2 ms in the profile of the throughput benchmark), so this is about 1.5 ms of work.
     static let writingThreshold = 8 * threshold
 
     /// Runs `work`, on `bytes` bytes of input, on the blocking pool when they reach ``threshold``,

@@ -1006,14 +1006,16 @@ public final class SharedRecords: Sendable {
         return records[run.count...]
     }
 
-    /// The work of deriving a value of `type` now, as the sync JSON of the records it would go
-    /// through (``StoredRecord/syncJSONSizeEstimate(of:)``): none once it is derived; with the work
-    /// of deriving the value of a carried run's source first, when that has none yet.
+    /// The work of deriving a value of `type` now, as the sync JSON of the records it writes
+    /// (``StoredRecord/syncJSONSizeEstimate(of:)``): none once it is derived; when a carried run's
+    /// source has no value yet, the work of deriving the source's first, and the records after the
+    /// run (those of the run are taken from the source's value).
     func derivingWork<Value: RecordsDerivation>(_ type: Value.Type) -> Int {
-        let records = recordsToDerive(type)
-        let work = StoredRecord.syncJSONSizeEstimate(of: records)
-        guard !records.isEmpty, let run = state.withLock(\.carried), !run.source.hasDerived(type) else { return work }
-        return work + run.source.derivingWork(type)
+        let toDerive = recordsToDerive(type)
+        guard !toDerive.isEmpty, let run = state.withLock(\.carried), !run.source.hasDerived(type) else {
+            return StoredRecord.syncJSONSizeEstimate(of: toDerive)
+        }
+        return StoredRecord.syncJSONSizeEstimate(of: records[run.count...]) + run.source.derivingWork(type)
     }
 
     /// Derives a value of each of `types` now: called by a group after its commit, before it
