@@ -171,10 +171,10 @@ struct HostileBenchmark: AsyncParsableCommand {
             }
             return count
         }
-        print("idle: " + Self.line("/healthcheck", idle.health) + "; " + Self.line("sync", idle.sync))
-        print(
-            "during \(exports) concurrent exports of a 49-megapixel PNG (\(exported) exports in \(Int(seconds)) s): "
-                + Self.line("/healthcheck", busy.health) + "; " + Self.line("sync", busy.sync))
+        Self.printLatency(
+            idle: idle, "idle", busy: busy,
+            "during \(exports) concurrent exports of a 49-megapixel PNG (\(exported) exports in \(Int(seconds)) s)",
+            sync: "sync")
     }
 
     /// `/healthcheck` and sync latency (on a document of their own) while `pushers` clients push, one
@@ -185,10 +185,8 @@ struct HostileBenchmark: AsyncParsableCommand {
         let server = try await ServerUnderTest.start()
         defer { server.stop() }
         let client = Client(http: http, server: server)
-        let measured = try await client.document(pages: 1)
-        let measuredToken = try await server.token(document: measured, user: "latency")
-        let pushed = try await client.document(pages: 1)
-        let pushedToken = try await server.token(document: pushed, user: "pusher")
+        let (measured, measuredToken) = try await client.document(withTokenFor: "latency")
+        let (pushed, pushedToken) = try await client.document(withTokenFor: "pusher")
         let limits = ClientLimits()
         let text = String(repeating: "x", count: 1_450)
         let changes = JSONValue.array(
@@ -223,13 +221,10 @@ struct HostileBenchmark: AsyncParsableCommand {
             }
             return count
         }
-        print(
-            "idle, before the large pushes: " + Self.line("/healthcheck", idle.health) + "; "
-                + Self.line("sync", idle.sync))
-        print(
+        Self.printLatency(
+            idle: idle, "idle, before the large pushes", busy: busy,
             "during \(pushers) clients pushing \(limits.maxChangesPerPush) changes (\(Self.size(changes.count))) "
-                + "at a time (\(pushes) pushes in \(Int(seconds)) s): " + Self.line("/healthcheck", busy.health)
-                + "; " + Self.line("sync on another document", busy.sync))
+                + "at a time (\(pushes) pushes in \(Int(seconds)) s)", sync: "sync on another document")
     }
 
     /// `/healthcheck` and sync latency (on a document of their own) while `pullers` clients pull, one
@@ -239,10 +234,8 @@ struct HostileBenchmark: AsyncParsableCommand {
         let server = try await ServerUnderTest.start()
         defer { server.stop() }
         let client = Client(http: http, server: server)
-        let measured = try await client.document(pages: 1)
-        let measuredToken = try await server.token(document: measured, user: "latency")
-        let deleted = try await client.document(pages: 1)
-        let deletedToken = try await server.token(document: deleted, user: "deleter")
+        let (measured, measuredToken) = try await client.document(withTokenFor: "latency")
+        let (deleted, deletedToken) = try await client.document(withTokenFor: "deleter")
         let notes = 40_000
         let perPush = ClientLimits().maxChangesPerPush
         var (revision, pushID) = (Int64(0), Int64(0))
@@ -290,13 +283,10 @@ struct HostileBenchmark: AsyncParsableCommand {
             }
             return count
         }
-        print(
-            "idle, before the pulls of tombstones: " + Self.line("/healthcheck", idle.health) + "; "
-                + Self.line("sync", idle.sync))
-        print(
+        Self.printLatency(
+            idle: idle, "idle, before the pulls of tombstones", busy: busy,
             "during \(pullers) clients pulling the \(notes) tombstones of a layer from revision 0 (\(pulls) pulls in "
-                + "\(Int(seconds)) s): " + Self.line("/healthcheck", busy.health) + "; "
-                + Self.line("sync on another document", busy.sync))
+                + "\(Int(seconds)) s)", sync: "sync on another document")
     }
 
     /// `/healthcheck` and a pull of the document `id`, sampled for 2 s with the server idle, then for
@@ -314,6 +304,16 @@ struct HostileBenchmark: AsyncParsableCommand {
             let busy = try await samples(for: seconds, client: client, id: id, token: token, pull: pull)
             return (idle, busy, try await group.reduce(0, +))
         }
+    }
+
+    /// Prints the latency sampled idle and during a load, each on a line that `idle` and `busy` name;
+    /// `sync` names the pulls during the load.
+    private static func printLatency(
+        idle: (health: [Double], sync: [Double]), _ idleName: String, busy: (health: [Double], sync: [Double]),
+        _ busyName: String, sync: String
+    ) {
+        print(idleName + ": " + line("/healthcheck", idle.health) + "; " + line("sync", idle.sync))
+        print(busyName + ": " + line("/healthcheck", busy.health) + "; " + line(sync, busy.sync))
     }
 
     /// The median, 99th percentile and largest of `values`, in milliseconds.
@@ -405,6 +405,12 @@ struct HostileBenchmark: AsyncParsableCommand {
                 throw BenchmarkError("Upload failed: \(uploaded.status) \(uploaded.reason)")
             }
             return id
+        }
+
+        /// A one-page document, and a client token of `user` for it.
+        func document(withTokenFor user: String) async throws -> (id: String, token: String) {
+            let id = try await document(pages: 1)
+            return (id, try await server.token(document: id, user: user))
         }
 
         /// A one-page document with an image annotation of `png`.
