@@ -289,13 +289,16 @@ struct HostileBenchmark: AsyncParsableCommand {
                 + "\(Int(seconds)) s)", sync: "sync on another document")
     }
 
+    /// The times of `/healthcheck` requests and of sync pulls, in milliseconds.
+    typealias Samples = (health: [Double], sync: [Double])
+
     /// `/healthcheck` and a pull of the document `id`, sampled for 2 s with the server idle, then for
     /// `seconds` while `loaders` tasks load it, each running `load` (with its number and the
     /// deadline), which returns how many loads it ran: the samples of both, and the loads run.
     private func latency(
         of client: Client, id: String, token: String, loaders: Int,
         load: @escaping @Sendable (_ loader: Int, _ deadline: Date) async throws -> Int
-    ) async throws -> (idle: (health: [Double], sync: [Double]), busy: (health: [Double], sync: [Double]), loads: Int) {
+    ) async throws -> (idle: Samples, busy: Samples, loads: Int) {
         let pull: JSONValue = ["clientId": "latency", "baseRevision": 0, "changes": []]
         let idle = try await samples(for: 2, client: client, id: id, token: token, pull: pull)
         let deadline = Date().addingTimeInterval(seconds)
@@ -306,10 +309,10 @@ struct HostileBenchmark: AsyncParsableCommand {
         }
     }
 
-    /// Prints the latency sampled idle and during a load, each on a line that `idle` and `busy` name;
+    /// Prints the latency sampled idle and during a load, on lines that `idleName` and `busyName` begin;
     /// `sync` names the pulls during the load.
     private static func printLatency(
-        idle: (health: [Double], sync: [Double]), _ idleName: String, busy: (health: [Double], sync: [Double]),
+        idle: Samples, _ idleName: String, busy: Samples,
         _ busyName: String, sync: String
     ) {
         print(idleName + ": " + line("/healthcheck", idle.health) + "; " + line("sync", idle.sync))
@@ -328,7 +331,7 @@ struct HostileBenchmark: AsyncParsableCommand {
 
     /// `/healthcheck` and sync pulls, one after the other every 20 ms, for `seconds`.
     private func samples(for seconds: Double, client: Client, id: String, token: String, pull: JSONValue)
-        async throws -> (health: [Double], sync: [Double])
+        async throws -> Samples
     {
         var health: [Double] = []
         var sync: [Double] = []
