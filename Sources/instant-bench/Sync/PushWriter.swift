@@ -287,15 +287,15 @@ private final class PushHandler<Wire: PushWire>: ChannelInboundHandler, PushLoop
 }
 
 extension ByteBuffer {
-    /// How much of an answer or a message a writer keeps: its head, which says what it is (an
-    /// answer's revision and rejections, a change message's revisions) and enough of a failure to
-    /// report it.
+    /// How much of an answer or a message a writer keeps: its head, which says what it is. More
+    /// than the longest read of it: an answer's first 96 bytes after its request id (at most 42),
+    /// a change message's first 64, and the first 300 of a failure.
     fileprivate static let keptHead = 512
 
     /// Appends the start of `part` while this buffer holds less than ``keptHead``: a writer reads
     /// heads only, and copying the rest of every answer (about a thousand records for a 100-change
     /// push with ten writers) was a fifth of its processor time (docs/BENCHMARKS.md).
-    fileprivate mutating func writeHead(of part: ByteBuffer) {
+    fileprivate mutating func writeKeptHead(of part: ByteBuffer) {
         let room = Self.keptHead - readableBytes
         if room > 0 { writeBytes(part.readableBytesView.prefix(room)) }
     }
@@ -305,6 +305,7 @@ extension ByteBuffer {
 private struct HTTPPushWire: PushWire {
     private let head: HTTPRequestHead
     private var status: HTTPResponseStatus = .ok
+    /// The head of the answer being received.
     private var answer = ByteBuffer()
 
     var name: String { "HTTP connection" }
@@ -331,7 +332,7 @@ private struct HTTPPushWire: PushWire {
             status = head.status
             answer.clear()
         case .body(let part):
-            answer.writeHead(of: part)
+            answer.writeKeptHead(of: part)
         case .end:
             guard status == .ok else {
                 throw BenchmarkError("Push \(pendingPushID) got \(status.code): \(String(buffer: answer).prefix(300))")
@@ -396,7 +397,7 @@ private struct WebSocketPushWire: PushWire {
             fallthrough
         case .continuation:
             guard receivingText else { return .nothing }
-            message.writeHead(of: frame.data)
+            message.writeKeptHead(of: frame.data)
             guard frame.fin else { return .nothing }
             receivingText = false
             return try Self.heard(message.readableBytesView, pendingPushID: pendingPushID)
@@ -412,7 +413,7 @@ private struct WebSocketPushWire: PushWire {
         }
     }
 
-    /// What a whole text message says: an answer, a change message, or something else.
+    /// What a text message says, from its head: an answer, a change message, or something else.
     private static func heard(_ text: ByteBufferView, pendingPushID: Int64) throws -> Heard<WebSocketFrame> {
         if text.starts(with: #"{"requestId":"#.utf8) {
             let prefix = #"{"requestId":\#(pendingPushID),"answer":"#.utf8
