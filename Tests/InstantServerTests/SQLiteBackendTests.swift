@@ -342,6 +342,47 @@ struct SQLiteBackendTests {
         #expect(after.isEmpty, "the refused transaction rolled back: \(after.map(\.id))")
     }
 
+    /// Rows go to the database several to a statement: any number of them is written whole, in
+    /// order (of two rows of one record, the later is kept), and what was there is replaced.
+    @Test func aGroupsRowsAreAllWrittenWhateverTheirNumber() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path)
+        try await backend.write { transaction in
+            try await #require(transaction as? SQLiteTransaction).run { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                        VALUES ('d', 'x', 1, '[]', 0, 0);
+                        INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 0);
+                        """)
+            }
+        }
+        func row(_ id: Int, revision: Int64) -> RecordRow {
+            RecordRow(
+                record: StoredRecord(
+                    id: "r\(id)", kind: .annotation, revision: revision, content: Data(#"{"n":\#(id)}"#.utf8),
+                    updatedAt: Date(timeIntervalSince1970: Double(id))),
+                threadRoot: nil)
+        }
+        var expected: [String: StoredRecord] = [:]
+        var revision: Int64 = 0
+        // Counts around each statement's number of rows, and one that uses every size.
+        for count in [1, 7, 8, 9, 31, 32, 33, 41, 75] {
+            revision += 1
+            // The first record again at the end, one revision on: the later row is the one kept.
+            let rows = (0..<count).map { row($0, revision: revision) } + [row(0, revision: revision + 1)]
+            try await backend.write { transaction in try await transaction.upsert(rows, documentID: "d", layer: "") }
+            for row in rows { expected[row.record.id] = row.record }
+            let ids = Array(expected.keys)
+            let stored = try await backend.read { transaction in
+                try await transaction.records(documentID: "d", layer: "", ids: ids)
+            }
+            #expect(stored.count == expected.count, "\(count) rows")
+            #expect(stored.allSatisfy { expected[$0.id] == $0 }, "\(count) rows")
+        }
+    }
+
     private static func currentThread() -> String { "\(pthread_self())" }
 }
 

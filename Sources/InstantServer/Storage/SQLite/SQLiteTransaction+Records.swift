@@ -75,32 +75,31 @@ extension SQLiteTransaction {
         }
     }
 
-    /// Writes rows into the layer with the given id (``layerID(_:documentID:layer:)``), each bound
-    /// straight to SQLite.
+    /// Writes rows into the layer with the given id (``layerID(_:documentID:layer:)``), bound
+    /// straight to SQLite, several to a statement.
     static func upsert(_ rows: [RecordRow], layerID: Int64, _ db: Database) throws {
-        let writer = try SQLiteRowWriter(
-            db,
-            sql: """
+        try SQLiteRowWriter.insert(
+            rows, db,
+            head: """
                 INSERT OR REPLACE INTO records (layer_id, id, kind, revision, deleted, group_name, created_by,
                     updated_by, pdf_object_id, content, updated_at, thread_root)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-        for row in rows {
+                VALUES
+                """,
+            columns: 12
+        ) { values, row in
             let record = row.record
-            try writer.write { values in
-                values.append(layerID)
-                values.append(record.id)
-                values.append(record.kind.rawValue)
-                values.append(record.revision)
-                values.append(record.isDeleted)
-                values.append(record.group)
-                values.append(record.createdBy)
-                values.append(record.updatedBy)
-                values.append(record.pdfObjectID)
-                values.append(record.content)
-                values.append(record.updatedAt.timeIntervalSince1970)
-                values.append(row.threadRoot)
-            }
+            values.append(layerID)
+            values.append(record.id)
+            values.append(record.kind.rawValue)
+            values.append(record.revision)
+            values.append(record.isDeleted)
+            values.append(record.group)
+            values.append(record.createdBy)
+            values.append(record.updatedBy)
+            values.append(record.pdfObjectID)
+            values.append(record.content)
+            values.append(record.updatedAt.timeIntervalSince1970)
+            values.append(row.threadRoot)
         }
     }
 
