@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Runs one prepared statement per row with the row's values bound straight to SQLite: the
-/// statements that write a group's records, its client push ids and its revision.
+/// Runs a prepared statement with the values of its rows (one, or several for an insert of many
+/// rows) bound straight to SQLite: the statements that write a group's records, its client push
+/// ids and its revision.
 ///
 /// GRDB's `execute(arguments:)` wraps each value of each row in an existential and an array of
 /// database values before it binds them; for a 100-change push's rows that cost more than the
