@@ -45,10 +45,11 @@ struct SQLiteRowWriter {
     /// as many of the larger as fit. `bind` appends the values of one row.
     ///
     /// One statement a row cost SQLite its statement's opening and closing (cursors, the statement
-    /// journal an `OR REPLACE` needs, the foreign key checks' end) for every row: with statements of
-    /// up to 32 rows, the writer spent 40% less time writing records (profiles of the 100-change
-    /// throughput benchmark). Rows are written in order, so that of two rows of one key the later
-    /// is the one kept, as with one statement a row.
+    /// journal an `OR REPLACE` needs, the foreign key checks' end) for every row. With statements of
+    /// up to 32 rows, writing a group's records took 35% of the writer thread's samples instead of
+    /// 50%, and the node 1.7 µs less processor time a change (the 100-change throughput benchmark,
+    /// docs/BENCHMARKS.md). Rows are written in order, so that of two rows of one key the later is
+    /// the one kept, as with one statement a row.
     static func insert<Row>(
         _ rows: some Collection<Row>, _ database: Database, head: String, columns: Int,
         bind: (inout Values, Row) -> Void
