@@ -278,17 +278,7 @@ struct SQLiteBackendTests {
     @Test func recordRowsAreWrittenAsTheyAreOrNotAtAll() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let backend = try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path)
-        try await backend.write { transaction in
-            try await #require(transaction as? SQLiteTransaction).run { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
-                        VALUES ('d', 'x', 1, '[]', 0, 0);
-                        INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 0);
-                        """)
-            }
-        }
+        let backend = try await Self.backendWithLayer(in: directory)
         let full = StoredRecord(
             id: "a", kind: .annotation, revision: 3, group: "g", createdBy: "ann", updatedBy: "bob", pdfObjectID: 7,
             content: Data(#"{"v":2,"text":"é"}"#.utf8), updatedAt: Date(timeIntervalSince1970: 1_700_000_000.25))
@@ -347,17 +337,7 @@ struct SQLiteBackendTests {
     @Test func aGroupsRowsAreAllWrittenWhateverTheirNumber() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let backend = try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path)
-        try await backend.write { transaction in
-            try await #require(transaction as? SQLiteTransaction).run { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
-                        VALUES ('d', 'x', 1, '[]', 0, 0);
-                        INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 0);
-                        """)
-            }
-        }
+        let backend = try await Self.backendWithLayer(in: directory)
         func row(_ id: Int, revision: Int64) -> RecordRow {
             RecordRow(
                 record: StoredRecord(
@@ -381,6 +361,23 @@ struct SQLiteBackendTests {
             #expect(stored.count == expected.count, "\(count) rows")
             #expect(stored.allSatisfy { expected[$0.id] == $0 }, "\(count) rows")
         }
+    }
+
+    /// A backend in `directory` with a document `d` and its default layer, which records are
+    /// written to directly.
+    private static func backendWithLayer(in directory: TemporaryDirectory) async throws -> SQLiteBackend {
+        let backend = try SQLiteBackend(path: directory.url.appendingPathComponent("instant.sqlite").path)
+        try await backend.write { transaction in
+            try await #require(transaction as? SQLiteTransaction).run { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO documents (id, sha256, byte_size, pages, password_protected, created_at)
+                        VALUES ('d', 'x', 1, '[]', 0, 0);
+                        INSERT INTO layers (document_id, name, revision) VALUES ('d', '', 0);
+                        """)
+            }
+        }
+        return backend
     }
 
     private static func currentThread() -> String { "\(pthread_self())" }
