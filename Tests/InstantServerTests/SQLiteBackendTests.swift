@@ -323,13 +323,29 @@ struct SQLiteBackendTests {
             }
         }
         #expect(
-            refusal?.description.contains("string or blob too big (parameter 10)") == true,
+            refusal?.description.contains("string or blob too big (column 10 of row 1 of the statement)") == true,
             "\(refusal.map(String.init(describing:)) ?? "")")
+        // In a statement of several rows, the error names the row of the statement and its column.
+        let many = (0..<9).map { index in
+            RecordRow(
+                record: index == 4
+                    ? large
+                    : StoredRecord(
+                        id: "m\(index)", kind: .annotation, revision: 6, content: Data("{}".utf8), updatedAt: Date()),
+                threadRoot: nil)
+        }
+        let refusalAmongMany = await #expect(throws: StorageError.self) {
+            try await backend.write { transaction in try await transaction.upsert(many, documentID: "d", layer: "") }
+        }
+        #expect(
+            refusalAmongMany?.description.contains("string or blob too big (column 10 of row 5 of the statement)")
+                == true,
+            "\(refusalAmongMany.map(String.init(describing:)) ?? "")")
         try await limitLength(to: 1_000_000_000)
         let after = try await backend.read { transaction in
-            try await transaction.records(documentID: "d", layer: "", ids: ["d", "e"])
+            try await transaction.records(documentID: "d", layer: "", ids: ["d", "e"] + many.map(\.record.id))
         }
-        #expect(after.isEmpty, "the refused transaction rolled back: \(after.map(\.id))")
+        #expect(after.isEmpty, "the refused transactions rolled back: \(after.map(\.id))")
     }
 
     /// Rows go to the database several to a statement: any number of them is written whole, in
@@ -338,12 +354,17 @@ struct SQLiteBackendTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let backend = try await Self.backendWithLayer(in: directory)
+        // Every third record a comment with every column set, so that each column of each row of a
+        // statement is checked; the others with the optional ones empty.
         func row(_ id: Int, revision: Int64) -> RecordRow {
-            RecordRow(
+            let isComment = id % 3 == 1
+            return RecordRow(
                 record: StoredRecord(
-                    id: "r\(id)", kind: .annotation, revision: revision, content: Data(#"{"n":\#(id)}"#.utf8),
-                    updatedAt: Date(timeIntervalSince1970: Double(id))),
-                threadRoot: nil)
+                    id: "r\(id)", kind: isComment ? .comment : .annotation, revision: revision,
+                    group: isComment ? "g\(id)" : nil, createdBy: isComment ? "c\(id)" : nil,
+                    updatedBy: isComment ? "u\(id)" : nil, pdfObjectID: isComment ? id : nil,
+                    content: Data(#"{"n":\#(id)}"#.utf8), updatedAt: Date(timeIntervalSince1970: Double(id))),
+                threadRoot: isComment ? "root" : nil)
         }
         var expected: [String: StoredRecord] = [:]
         var revision: Int64 = 0
@@ -360,7 +381,37 @@ struct SQLiteBackendTests {
             }
             #expect(stored.count == expected.count, "\(count) rows")
             #expect(stored.allSatisfy { expected[$0.id] == $0 }, "\(count) rows")
+            let thread = try await backend.read { transaction in
+                try await transaction.comments(documentID: "d", layer: "", threadRoots: ["root"])
+            }
+            #expect(
+                thread.map(\.id) == expected.values.filter { $0.kind == .comment }.map(\.id).sorted(),
+                "the comments indexed by their thread root, \(count) rows")
         }
+    }
+
+    /// A statement whose rows were bound with a value missing is not run: in a statement of several
+    /// rows, the values after it would go to the columns before theirs.
+    @Test func aStatementWithAValueMissingIsNotRun() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try await Self.backendWithLayer(in: directory)
+        let insert = SQLiteRowWriter.Insert("INSERT INTO revoked_tokens (jti, revoked_at) VALUES", columns: 2)
+        let failure = await #expect(throws: StorageError.self) {
+            try await backend.write { transaction in
+                try await #require(transaction as? SQLiteTransaction).run { db in
+                    // The second row's time is left out.
+                    try SQLiteRowWriter.insert(["a", "b"], db, with: insert) { values, jti in
+                        values.append(jti)
+                        if jti == "a" { values.append(1.0) }
+                    }
+                }
+            }
+        }
+        #expect(
+            failure?.description.contains("1 of the statement's 2 parameters were bound") == true,
+            "\(failure.map(String.init(describing:)) ?? "")")
+        #expect(try await backend.read { try await $0.isTokenRevoked(id: "a") } == false, "nothing was written")
     }
 
     /// A backend in `directory` with a document `d` and its default layer, which records are

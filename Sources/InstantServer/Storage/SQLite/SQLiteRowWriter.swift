@@ -13,25 +13,39 @@ import GRDBSQLite
 struct SQLiteRowWriter {
     private let statement: Statement
     private let database: Database
+    /// The parameters of one row, when the statement takes several rows; errors name the row and
+    /// the column of a parameter then.
+    private let columnsPerRow: Int?
 
-    /// A writer of rows with the cached statement of `sql`.
-    init(_ database: Database, sql: String) throws {
+    /// A writer of rows with the cached statement of `sql`, whose rows have `columnsPerRow`
+    /// parameters each when it takes several.
+    init(_ database: Database, sql: String, columnsPerRow: Int? = nil) throws {
         self.statement = try database.cachedStatement(sql: sql)
         self.database = database
+        self.columnsPerRow = columnsPerRow
     }
 
-    /// Binds a row's values with `bind`, then runs the statement once.
+    /// Binds the statement's values with `bind`, which must bind every parameter, then runs the
+    /// statement once.
     func write(_ bind: (inout Values) -> Void) throws {
         let handle = statement.sqliteStatement
         // Resetting reports the last step's failure again, which that step already threw.
         _ = sqlite3_reset(handle)
         var values = Values(handle: handle)
         bind(&values)
-        // A value SQLite refused (over its size limit) would leave the last row's value bound.
+        // A value SQLite refused (over its size limit) would leave the last statement's value bound.
         if let (code, parameter) = values.failure {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code),
-                message: "\(String(cString: sqlite3_errstr(code))) (parameter \(parameter))", sql: statement.sql)
+                message: "\(String(cString: sqlite3_errstr(code))) (\(place(of: parameter)))", sql: statement.sql)
+        }
+        // So would a parameter left out, and in a statement of several rows the values after it
+        // would go to the columns before theirs.
+        let expected = sqlite3_bind_parameter_count(handle)
+        guard values.count == expected else {
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE,
+                message: "\(values.count) of the statement's \(expected) parameters were bound", sql: statement.sql)
         }
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE else {
@@ -40,27 +54,52 @@ struct SQLiteRowWriter {
         }
     }
 
-    /// Writes `rows` with the cached statements of an insert that takes several rows at once: `head`
-    /// (the statement up to `VALUES`) followed by `columns` parameters a row, for 32, 8 or 1 rows,
-    /// as many of the larger as fit. `bind` appends the values of one row.
+    /// Where a parameter (from 1) is, for an error: its row and column in a statement of several rows.
+    private func place(of parameter: Int32) -> String {
+        guard let columnsPerRow else { return "parameter \(parameter)" }
+        let index = Int(parameter) - 1
+        return "column \(index % columnsPerRow + 1) of row \(index / columnsPerRow + 1) of the statement"
+    }
+
+    /// An insert that takes several rows a statement: the SQL of its statements, made once.
+    struct Insert: Sendable {
+        /// The parameters of one row.
+        let columns: Int
+        /// The SQL for each number of rows a statement takes, largest first; the last is for 1 row,
+        /// so that every number of rows is written.
+        fileprivate let statements: [(rows: Int, sql: String)]
+
+        /// The statements of `head` (the statement up to `VALUES`) followed by the parameters of
+        /// `columns` columns a row, for 32, 8 and 1 rows.
+        init(_ head: String, columns: Int) {
+            // 32 rows of up to 31 columns stay under 999 parameters, the smallest limit SQLite has
+            // had (32,766 since 3.32).
+            precondition(columns > 0 && columns * 32 < 1_000, "\(columns) columns a row are too many for 32 rows")
+            self.columns = columns
+            let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
+            statements = [32, 8, 1].map { rows in
+                (rows, head + " " + Array(repeating: row, count: rows).joined(separator: ", "))
+            }
+        }
+    }
+
+    /// Writes `rows` with the cached statements of `insert`, as many of the larger as fit, in order;
+    /// `bind` appends the values of one row.
     ///
-    /// One statement a row cost SQLite its statement's opening and closing (cursors, the statement
-    /// journal an `OR REPLACE` needs, the foreign key checks' end) for every row. With statements of
-    /// up to 32 rows, writing a group's records took 35% of the writer thread's samples instead of
-    /// 50%, and the node 1.7 µs less processor time a change (the 100-change throughput benchmark,
-    /// docs/BENCHMARKS.md). Rows are written in order, so that of two rows of one key the later is
-    /// the one kept, as with one statement a row.
+    /// One statement a row cost SQLite its statement's opening and closing for every row (ending
+    /// it, with the statement journal an `OR REPLACE` opens, was a tenth of the insert's samples,
+    /// closing its cursors a twentieth). With statements of up to 32 rows, writing a group's records
+    /// took 35% of the writer thread's samples instead of 50%, and the node 1.7 µs less processor
+    /// time a change (the 100-change throughput benchmark, docs/BENCHMARKS.md). Of two rows of one
+    /// key the later is the one kept, as with one statement a row.
     static func insert<Row>(
-        _ rows: some Collection<Row>, _ database: Database, head: String, columns: Int,
-        bind: (inout Values, Row) -> Void
+        _ rows: [Row], _ database: Database, with insert: Insert, bind: (inout Values, Row) -> Void
     ) throws {
         var rest = rows[...]
-        for size in rowsPerInsert {
+        for (size, sql) in insert.statements {
             let statements = rest.count / size
             guard statements > 0 else { continue }
-            let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
-            let writer = try SQLiteRowWriter(
-                database, sql: head + " " + Array(repeating: row, count: size).joined(separator: ", "))
+            let writer = try SQLiteRowWriter(database, sql: sql, columnsPerRow: insert.columns)
             for _ in 0..<statements {
                 try writer.write { values in
                     for row in rest.prefix(size) { bind(&values, row) }
@@ -70,17 +109,16 @@ struct SQLiteRowWriter {
         }
     }
 
-    /// The numbers of rows of the statements of ``insert(_:_:head:columns:bind:)``, largest first;
-    /// the last is 1, so that every number of rows is written.
-    private static let rowsPerInsert = [32, 8, 1]
-
-    /// The values of one row, bound in the order of the statement's parameters. SQLite copies
+    /// The values of a statement's rows, bound in the order of its parameters. SQLite copies
     /// strings and blobs when they are bound, so they need not outlive the call.
     struct Values {
         fileprivate let handle: SQLiteStatement
         private var index: Int32 = 1
         /// The code of the first value SQLite refused, and its parameter.
         fileprivate private(set) var failure: (code: Int32, parameter: Int32)?
+
+        /// How many values were bound.
+        fileprivate var count: Int32 { index - 1 }
 
         fileprivate init(handle: SQLiteStatement) {
             self.handle = handle

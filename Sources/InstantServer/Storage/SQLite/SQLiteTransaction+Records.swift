@@ -78,15 +78,7 @@ extension SQLiteTransaction {
     /// Writes rows into the layer with the given id (``layerID(_:documentID:layer:)``), bound
     /// straight to SQLite, several to a statement.
     static func upsert(_ rows: [RecordRow], layerID: Int64, _ db: Database) throws {
-        try SQLiteRowWriter.insert(
-            rows, db,
-            head: """
-                INSERT OR REPLACE INTO records (layer_id, id, kind, revision, deleted, group_name, created_by,
-                    updated_by, pdf_object_id, content, updated_at, thread_root)
-                VALUES
-                """,
-            columns: 12
-        ) { values, row in
+        try SQLiteRowWriter.insert(rows, db, with: recordsInsert) { values, row in
             let record = row.record
             values.append(layerID)
             values.append(record.id)
@@ -102,6 +94,15 @@ extension SQLiteTransaction {
             values.append(row.threadRoot)
         }
     }
+
+    /// The statements of ``upsert(_:layerID:_:)``.
+    private static let recordsInsert = SQLiteRowWriter.Insert(
+        """
+        INSERT OR REPLACE INTO records (layer_id, id, kind, revision, deleted, group_name, created_by, updated_by,
+            pdf_object_id, content, updated_at, thread_root)
+        VALUES
+        """,
+        columns: 12)
 
     /// The columns ``record(from:)`` reads, in its order: rows are decoded by position, which
     /// is much cheaper than by name on the paths that read thousands of rows.
