@@ -323,12 +323,13 @@ struct SQLiteBackendTests {
             }
         }
         #expect(
-            refusal?.description.contains("string or blob too big (column 10 of row 1 of the statement)") == true,
+            refusal?.description.contains("string or blob too big (column 10 of row 2 of the rows written)") == true,
             "\(refusal.map(String.init(describing:)) ?? "")")
-        // In a statement of several rows, the error names the row of the statement and its column.
+        // Among several rows, the error names the row and the column: rows 1 to 8 go in one
+        // statement, the ninth in one of its own.
         let many = (0..<9).map { index in
             RecordRow(
-                record: index == 4
+                record: index == 8
                     ? large
                     : StoredRecord(
                         id: "m\(index)", kind: .annotation, revision: 6, content: Data("{}".utf8), updatedAt: Date()),
@@ -338,7 +339,7 @@ struct SQLiteBackendTests {
             try await backend.write { transaction in try await transaction.upsert(many, documentID: "d", layer: "") }
         }
         #expect(
-            refusalAmongMany?.description.contains("string or blob too big (column 10 of row 5 of the statement)")
+            refusalAmongMany?.description.contains("string or blob too big (column 10 of row 9 of the rows written)")
                 == true,
             "\(refusalAmongMany.map(String.init(describing:)) ?? "")")
         try await limitLength(to: 1_000_000_000)
@@ -354,25 +355,25 @@ struct SQLiteBackendTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let backend = try await Self.backendWithLayer(in: directory)
-        // Every third record a comment with every column set, so that each column of each row of a
-        // statement is checked; the others with the optional ones empty.
+        // Every third record a comment with every optional column set, each to a value of its own,
+        // and every third a tombstone, so that each column of each row of a statement is checked.
         func row(_ id: Int, revision: Int64) -> RecordRow {
             let isComment = id % 3 == 1
             return RecordRow(
                 record: StoredRecord(
                     id: "r\(id)", kind: isComment ? .comment : .annotation, revision: revision,
-                    group: isComment ? "g\(id)" : nil, createdBy: isComment ? "c\(id)" : nil,
-                    updatedBy: isComment ? "u\(id)" : nil, pdfObjectID: isComment ? id : nil,
-                    content: Data(#"{"n":\#(id)}"#.utf8), updatedAt: Date(timeIntervalSince1970: Double(id))),
+                    isDeleted: id % 3 == 2, group: isComment ? "g\(id)" : nil, createdBy: isComment ? "c\(id)" : nil,
+                    updatedBy: isComment ? "u\(id)" : nil, pdfObjectID: isComment ? 1_000 + id : nil,
+                    content: Data(#"{"n":\#(id)}"#.utf8), updatedAt: Date(timeIntervalSince1970: Double(id) / 4)),
                 threadRoot: isComment ? "root" : nil)
         }
         var expected: [String: StoredRecord] = [:]
         var revision: Int64 = 0
-        // Counts around each statement's number of rows, and one that uses every size.
+        // Counts around each statement's number of rows, and one that uses every size; the last row
+        // is the first record again, one revision on: the later row is the one kept.
         for count in [1, 7, 8, 9, 31, 32, 33, 41, 75] {
             revision += 1
-            // The first record again at the end, one revision on: the later row is the one kept.
-            let rows = (0..<count).map { row($0, revision: revision) } + [row(0, revision: revision + 1)]
+            let rows = (0..<(count - 1)).map { row($0, revision: revision) } + [row(0, revision: revision + 1)]
             try await backend.write { transaction in try await transaction.upsert(rows, documentID: "d", layer: "") }
             for row in rows { expected[row.record.id] = row.record }
             let ids = Array(expected.keys)
@@ -400,16 +401,17 @@ struct SQLiteBackendTests {
         let failure = await #expect(throws: StorageError.self) {
             try await backend.write { transaction in
                 try await #require(transaction as? SQLiteTransaction).run { db in
-                    // The second row's time is left out.
-                    try SQLiteRowWriter.insert(["a", "b"], db, with: insert) { values, jti in
+                    // Nine rows, the first eight in one statement; the fourth's time is left out.
+                    try SQLiteRowWriter.insert(["a", "b", "c", "d", "e", "f", "g", "h", "i"], db, with: insert) {
+                        values, jti in
                         values.append(jti)
-                        if jti == "a" { values.append(1.0) }
+                        if jti != "d" { values.append(1.0) }
                     }
                 }
             }
         }
         #expect(
-            failure?.description.contains("1 of the statement's 2 parameters were bound") == true,
+            failure?.description.contains("15 of the statement's 16 parameters were bound") == true,
             "\(failure.map(String.init(describing:)) ?? "")")
         #expect(try await backend.read { try await $0.isTokenRevoked(id: "a") } == false, "nothing was written")
     }

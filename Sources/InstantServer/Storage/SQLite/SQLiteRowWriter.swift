@@ -13,12 +13,12 @@ import GRDBSQLite
 struct SQLiteRowWriter {
     private let statement: Statement
     private let database: Database
-    /// The parameters of one row, when the statement takes several rows; errors name the row and
-    /// the column of a parameter then.
+    /// The parameters of one row, when the statement is one of an ``Insert``'s; errors name the row
+    /// and the column of a parameter then.
     private let columnsPerRow: Int?
 
     /// A writer of rows with the cached statement of `sql`, whose rows have `columnsPerRow`
-    /// parameters each when it takes several.
+    /// parameters each when it is one of an ``Insert``'s.
     init(_ database: Database, sql: String, columnsPerRow: Int? = nil) throws {
         self.statement = try database.cachedStatement(sql: sql)
         self.database = database
@@ -26,18 +26,21 @@ struct SQLiteRowWriter {
     }
 
     /// Binds the statement's values with `bind`, which must bind every parameter, then runs the
-    /// statement once.
-    func write(_ bind: (inout Values) -> Void) throws {
+    /// statement once; errors count the statement's rows from `firstRow` (the place of its first
+    /// row among all the rows written).
+    func write(firstRow: Int = 1, _ bind: (inout Values) -> Void) throws {
         let handle = statement.sqliteStatement
         // Resetting reports the last step's failure again, which that step already threw.
         _ = sqlite3_reset(handle)
         var values = Values(handle: handle)
         bind(&values)
-        // A value SQLite refused (over its size limit) would leave the last statement's value bound.
+        // A value SQLite refused (over its size limit) would leave the value of the statement's
+        // previous run bound.
         if let (code, parameter) = values.failure {
             throw DatabaseError(
                 resultCode: ResultCode(rawValue: code),
-                message: "\(String(cString: sqlite3_errstr(code))) (\(place(of: parameter)))", sql: statement.sql)
+                message: "\(String(cString: sqlite3_errstr(code))) (\(place(of: parameter, firstRow: firstRow)))",
+                sql: statement.sql)
         }
         // So would a parameter left out, and in a statement of several rows the values after it
         // would go to the columns before theirs.
@@ -54,11 +57,12 @@ struct SQLiteRowWriter {
         }
     }
 
-    /// Where a parameter (from 1) is, for an error: its row and column in a statement of several rows.
-    private func place(of parameter: Int32) -> String {
+    /// Where a parameter (from 1) is, for an error: for an ``Insert``'s statement, its column and
+    /// its row among all the rows written (the statement's first being `firstRow`).
+    private func place(of parameter: Int32, firstRow: Int) -> String {
         guard let columnsPerRow else { return "parameter \(parameter)" }
         let index = Int(parameter) - 1
-        return "column \(index % columnsPerRow + 1) of row \(index / columnsPerRow + 1) of the statement"
+        return "column \(index % columnsPerRow + 1) of row \(firstRow + index / columnsPerRow) of the rows written"
     }
 
     /// An insert that takes several rows a statement: the SQL of its statements, made once.
@@ -67,7 +71,7 @@ struct SQLiteRowWriter {
         let columns: Int
         /// The SQL for each number of rows a statement takes, largest first; the last is for 1 row,
         /// so that every number of rows is written.
-        fileprivate let statements: [(rows: Int, sql: String)]
+        fileprivate let statements: [(size: Int, sql: String)]
 
         /// The statements of `head` (the statement up to `VALUES`) followed by the parameters of
         /// `columns` columns a row, for 32, 8 and 1 rows.
@@ -77,8 +81,8 @@ struct SQLiteRowWriter {
             precondition(columns > 0 && columns * 32 < 1_000, "\(columns) columns a row are too many for 32 rows")
             self.columns = columns
             let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
-            statements = [32, 8, 1].map { rows in
-                (rows, head + " " + Array(repeating: row, count: rows).joined(separator: ", "))
+            statements = [32, 8, 1].map { size in
+                (size, head + " " + Array(repeating: row, count: size).joined(separator: ", "))
             }
         }
     }
@@ -97,11 +101,11 @@ struct SQLiteRowWriter {
     ) throws {
         var rest = rows[...]
         for (size, sql) in insert.statements {
-            let statements = rest.count / size
-            guard statements > 0 else { continue }
+            let count = rest.count / size
+            guard count > 0 else { continue }
             let writer = try SQLiteRowWriter(database, sql: sql, columnsPerRow: insert.columns)
-            for _ in 0..<statements {
-                try writer.write { values in
+            for _ in 0..<count {
+                try writer.write(firstRow: rest.startIndex + 1) { values in
                     for row in rest.prefix(size) { bind(&values, row) }
                 }
                 rest = rest.dropFirst(size)
